@@ -1,0 +1,247 @@
+//! Turns `catalog/patterns.toml` into static data.
+//!
+//! The Spin component starts a fresh instance for every request, so nothing
+//! may be parsed or compiled per request. This script validates the catalog
+//! (ids, categories, confidences, every regex in the shared subset) and fails
+//! the build on any error; then it writes the patterns as a static array and
+//! pre-renders each pattern's JSON for both variants, sorted so that any
+//! request's built-in part is at most six contiguous slices.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+#[path = "src/syntax.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod syntax;
+#[path = "src/wire.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod wire;
+
+const CATEGORIES_A: [&str; 6] = [
+    "browser-extension",
+    "third-party-script",
+    "bot-traffic",
+    "network-issue",
+    "known-library",
+    "other",
+];
+const CATEGORIES_B: [&str; 6] = [
+    "BROWSER_EXTENSION",
+    "THIRD_PARTY_SCRIPT",
+    "BOT_TRAFFIC",
+    "NETWORK_ISSUE",
+    "KNOWN_LIBRARY",
+    "OTHER",
+];
+const VARIANTS: [&str; 6] = [
+    "BrowserExtension",
+    "ThirdPartyScript",
+    "BotTraffic",
+    "NetworkIssue",
+    "KnownLibrary",
+    "Other",
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    release: String,
+    pattern: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    id: String,
+    pattern: String,
+    #[serde(rename = "type")]
+    kind: String,
+    category: String,
+    confidence: f64,
+    source: String,
+}
+
+struct Checked {
+    entry: Entry,
+    category: usize,
+    regex: Option<String>,
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let path = manifest.join("catalog/patterns.toml");
+    println!("cargo::rerun-if-changed={}", path.display());
+    println!("cargo::rerun-if-changed=src/syntax.rs");
+    println!("cargo::rerun-if-changed=src/wire.rs");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let file: CatalogFile =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{} is not valid: {e}", path.display()));
+
+    let mut errors = Vec::new();
+    let patterns = check(file.pattern, &mut errors);
+    if !is_date(&file.release) {
+        errors.push(format!("release {:?} is not a YYYY-MM-DD date", file.release));
+    }
+    if !errors.is_empty() {
+        panic!("catalog/patterns.toml has {} error(s):\n  {}", errors.len(), errors.join("\n  "));
+    }
+
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it")).join("catalog.rs");
+    std::fs::write(&out, generate(&file.release, &patterns)).expect("OUT_DIR is writable");
+}
+
+fn check(entries: Vec<Entry>, errors: &mut Vec<String>) -> Vec<Checked> {
+    let mut ids = HashSet::new();
+    let mut texts = HashSet::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let at = format!("pattern {:?}", entry.id);
+        if !is_id(&entry.id) {
+            errors.push(format!("{at}: id must match ^[a-z0-9][a-z0-9-]{{1,62}}$"));
+        }
+        if entry.id.starts_with("custom-") {
+            errors.push(format!("{at}: ids starting with custom- are kept for custom patterns"));
+        }
+        if !ids.insert(entry.id.clone()) {
+            errors.push(format!("{at}: duplicate id"));
+        }
+        if !texts.insert((entry.kind.clone(), entry.pattern.to_lowercase())) {
+            errors.push(format!("{at}: the same pattern text appears twice"));
+        }
+        if entry.pattern.trim().len() < 3 || entry.pattern.chars().any(char::is_control) {
+            errors.push(format!("{at}: pattern must be at least 3 visible characters, no controls"));
+        }
+        if !(0.0..=1.0).contains(&entry.confidence)
+            || ((entry.confidence * 100.0).round() - entry.confidence * 100.0).abs() > 1e-9
+        {
+            errors.push(format!("{at}: confidence must be in [0, 1] with at most 2 decimals"));
+        }
+        if entry.source.trim().is_empty() || entry.source.chars().count() > 200 {
+            errors.push(format!("{at}: source must be 1 to 200 characters"));
+        }
+        let category = CATEGORIES_A.iter().position(|c| *c == entry.category);
+        if category.is_none() {
+            errors.push(format!("{at}: unknown category {:?}", entry.category));
+        }
+        let regex = match entry.kind.as_str() {
+            "string" => None,
+            "regex" => match syntax::translate(&entry.pattern) {
+                Ok(rust) => Some(rust),
+                Err(e) => {
+                    errors.push(format!("{at}: {e}"));
+                    None
+                }
+            },
+            other => {
+                errors.push(format!("{at}: type must be string or regex, not {other:?}"));
+                None
+            }
+        };
+        out.push(Checked { category: category.unwrap_or(0), regex, entry });
+    }
+    // Catalog order: category (interface.md 2.3), then confidence, highest
+    // first, then id. Per category the patterns at or above any threshold are
+    // then a prefix of that category's run.
+    out.sort_by(|a, b| {
+        a.category
+            .cmp(&b.category)
+            .then(b.entry.confidence.total_cmp(&a.entry.confidence))
+            .then(a.entry.id.cmp(&b.entry.id))
+    });
+    out
+}
+
+fn is_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    (2..=63).contains(&b.len())
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+fn generate(release: &str, patterns: &[Checked]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "// @generated by build.rs from catalog/patterns.toml. Do not edit.");
+    let _ = writeln!(s, "pub(crate) const RELEASE: &str = {release:?};");
+    let _ = writeln!(s, "pub(crate) static PATTERNS: [BuiltinPattern; {}] = [", patterns.len());
+    for p in patterns {
+        let e = &p.entry;
+        let _ = writeln!(
+            s,
+            "    BuiltinPattern {{ id: {:?}, pattern: {:?}, kind: Kind::{}, category: Category::{}, \
+             confidence: {:?}, source: {:?}, rust_regex: {:?} }},",
+            e.id,
+            e.pattern,
+            if p.regex.is_some() { "Regex" } else { "String" },
+            VARIANTS[p.category],
+            e.confidence,
+            e.source,
+            p.regex,
+        );
+    }
+    let _ = writeln!(s, "];");
+    for (variant, names) in [("A", &CATEGORIES_A), ("B", &CATEGORIES_B)] {
+        let (fragments, entries, starts) = render(variant, names, patterns);
+        let _ = writeln!(s, "pub(crate) static RENDERED_{variant}: Rendered = Rendered {{");
+        let _ = writeln!(s, "    fragments: {fragments:?},");
+        let _ = writeln!(s, "    entries: &{entries:?},");
+        let _ = writeln!(s, "    category_starts: {starts:?},");
+        let _ = writeln!(s, "}};");
+    }
+    s
+}
+
+/// Pre-renders one variant: every listed pattern's JSON followed by a comma,
+/// the end offset and confidence of each, and where each category starts.
+fn render(
+    variant: &str,
+    names: &[&str; 6],
+    patterns: &[Checked],
+) -> (String, Vec<(u32, f64)>, [u32; 7]) {
+    let mut fragments = String::new();
+    let mut entries = Vec::new();
+    let mut starts = [0u32; 7];
+    for category in 0..6 {
+        starts[category] = entries.len() as u32;
+        for p in patterns.iter().filter(|p| p.category == category) {
+            let e = &p.entry;
+            let json = if variant == "A" {
+                serde_json::to_string(&wire::PatternA {
+                    id: &e.id,
+                    pattern: &e.pattern,
+                    kind: if p.regex.is_some() { "regex" } else { "string" },
+                    category: names[category],
+                    confidence: e.confidence,
+                    source: &e.source,
+                })
+            } else if p.regex.is_some() {
+                // Variant B has no `type`: every pattern is a substring, so
+                // regex patterns are left out of it.
+                continue;
+            } else {
+                serde_json::to_string(&wire::PatternB {
+                    id: &e.id,
+                    pattern: &e.pattern,
+                    category: names[category],
+                    confidence: e.confidence,
+                })
+            };
+            fragments.push_str(&json.expect("plain structs serialize"));
+            fragments.push(',');
+            entries.push((fragments.len() as u32, e.confidence));
+        }
+    }
+    starts[6] = entries.len() as u32;
+    (fragments, entries, starts)
+}

@@ -1,0 +1,302 @@
+//! An account's custom patterns: validation and the stored document.
+//!
+//! All of an account's patterns live in one record (`account/<a>/patterns`),
+//! so an add, remove or import is one write: it lands whole or not at all.
+//! Every change goes through [`CustomPatterns`], which validates first and
+//! changes nothing on refusal.
+
+use serde::{Deserialize, Serialize};
+
+use crate::pattern::{CUSTOM_CATEGORY_A, Category, Kind, Variant};
+use crate::rate::UnixMillis;
+use crate::syntax;
+
+/// Most custom patterns one account may have.
+pub const MAX_CUSTOM_PATTERNS: usize = 500;
+/// Longest custom pattern text, in bytes.
+pub const MAX_PATTERN_LEN: usize = syntax::MAX_REGEX_LEN;
+/// Shortest substring pattern, in characters: shorter ones match nearly
+/// every event.
+pub const MIN_STRING_PATTERN_CHARS: usize = 3;
+/// Longest `source`, in characters.
+pub const MAX_SOURCE_CHARS: usize = 200;
+/// Prefix of every custom pattern id; built-in ids never start with it.
+pub const CUSTOM_ID_PREFIX: &str = "custom-";
+/// `confidence` of a custom pattern added without one: the account says it
+/// is noise.
+pub const DEFAULT_CUSTOM_CONFIDENCE: f64 = 1.0;
+/// `source` of a custom pattern added without one.
+pub const DEFAULT_CUSTOM_SOURCE: &str = "Custom pattern of this account";
+
+/// A custom pattern as stored and served.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomPattern {
+    /// `custom-<n>` or an id the account chose, unique within the account.
+    pub id: String,
+    /// The pattern text.
+    pub pattern: String,
+    /// Substring or regex.
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    /// One of the six categories, or `None`: shown as `custom` (A) / `OTHER` (B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
+    /// 0 to 1.
+    pub confidence: f64,
+    /// Where it comes from.
+    pub source: String,
+}
+
+/// A custom pattern as an account submits it (admin CLI, import file).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewPattern {
+    /// An id of the account's choosing (`custom-…`); assigned when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The pattern text.
+    pub pattern: String,
+    /// `string` (default) or `regex`.
+    #[serde(rename = "type", default = "default_kind")]
+    pub kind: Kind,
+    /// A category in either variant's spelling, or `custom`; absent: `custom`.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// 0 to 1; absent: [`DEFAULT_CUSTOM_CONFIDENCE`].
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// Where it comes from; absent: [`DEFAULT_CUSTOM_SOURCE`].
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+fn default_kind() -> Kind {
+    Kind::String
+}
+
+/// Why a custom pattern was refused. Shown to the person adding it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidPattern(pub String);
+
+impl std::fmt::Display for InvalidPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidPattern {}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, InvalidPattern> {
+    Err(InvalidPattern(msg.into()))
+}
+
+impl NewPattern {
+    /// A substring pattern with defaults for everything else.
+    pub fn string(pattern: &str) -> NewPattern {
+        NewPattern {
+            id: None,
+            pattern: pattern.to_owned(),
+            kind: Kind::String,
+            category: None,
+            confidence: None,
+            source: None,
+        }
+    }
+
+    /// Validates and turns this into a stored pattern with `id`.
+    pub fn validate(self, id: String) -> Result<CustomPattern, InvalidPattern> {
+        let category = match self.category.as_deref() {
+            None => None,
+            Some(c) if c == CUSTOM_CATEGORY_A => None,
+            Some(c) => match Category::parse(c, Variant::A).or_else(|| Category::parse(c, Variant::B))
+            {
+                Some(category) => Some(category),
+                None => {
+                    return invalid(format!(
+                        "unknown category {:?}: use one of browser-extension, \
+                         third-party-script, bot-traffic, network-issue, known-library, other, \
+                         custom",
+                        cut(c)
+                    ));
+                }
+            },
+        };
+        let pattern = CustomPattern {
+            id,
+            pattern: self.pattern,
+            kind: self.kind,
+            category,
+            confidence: self.confidence.unwrap_or(DEFAULT_CUSTOM_CONFIDENCE),
+            source: self.source.unwrap_or_else(|| DEFAULT_CUSTOM_SOURCE.to_owned()),
+        };
+        pattern.check()?;
+        Ok(pattern)
+    }
+}
+
+impl CustomPattern {
+    /// Checks every bound a stored custom pattern must meet.
+    pub fn check(&self) -> Result<(), InvalidPattern> {
+        check_id(&self.id)?;
+        if self.pattern.len() > MAX_PATTERN_LEN {
+            return invalid(format!(
+                "pattern is {} bytes long; at most {MAX_PATTERN_LEN} are accepted",
+                self.pattern.len()
+            ));
+        }
+        if self.pattern.chars().any(char::is_control) {
+            return invalid("pattern contains a control character");
+        }
+        match self.kind {
+            Kind::String => {
+                if self.pattern.trim().chars().count() < MIN_STRING_PATTERN_CHARS {
+                    return invalid(format!(
+                        "a string pattern needs at least {MIN_STRING_PATTERN_CHARS} visible \
+                         characters; a shorter one matches nearly every event"
+                    ));
+                }
+            }
+            Kind::Regex => {
+                syntax::translate(&self.pattern).map_err(|e| InvalidPattern(e.0))?;
+            }
+        }
+        if !(0.0..=1.0).contains(&self.confidence) {
+            return invalid("confidence must be a number from 0 to 1");
+        }
+        if self.source.chars().count() > MAX_SOURCE_CHARS || self.source.chars().any(char::is_control)
+        {
+            return invalid(format!(
+                "source must be at most {MAX_SOURCE_CHARS} characters, without control characters"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The category as `variant` spells it.
+    pub fn category_name(&self, variant: Variant) -> &'static str {
+        match (self.category, variant) {
+            (Some(c), v) => c.name(v),
+            (None, Variant::A) => CUSTOM_CATEGORY_A,
+            (None, Variant::B) => Category::Other.name(Variant::B),
+        }
+    }
+}
+
+fn check_id(id: &str) -> Result<(), InvalidPattern> {
+    let slug = id.strip_prefix(CUSTOM_ID_PREFIX).unwrap_or("");
+    let ok = (1..=56).contains(&slug.len())
+        && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        invalid(format!(
+            "invalid id {:?}: custom ids are {CUSTOM_ID_PREFIX} followed by 1 to 56 of a-z, 0-9, '-'",
+            cut(id)
+        ))
+    }
+}
+
+fn cut(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+/// All custom patterns of one account, as stored.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomPatterns {
+    /// Date (UTC) of the latest add or remove; Variant A's `version` uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
+    /// Next number for an assigned `custom-<n>` id; ids are never reused.
+    #[serde(default = "one")]
+    pub next_id: u64,
+    /// In the order they were added; responses list them in this order.
+    #[serde(default)]
+    pub patterns: Vec<CustomPattern>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl CustomPatterns {
+    /// An account with no custom patterns yet.
+    pub fn new() -> CustomPatterns {
+        CustomPatterns { changed: None, next_id: 1, patterns: Vec::new() }
+    }
+
+    /// Reads the stored document.
+    pub fn from_json(bytes: &[u8]) -> Option<CustomPatterns> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    /// The document as stored.
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("plain struct serializes")
+    }
+
+    /// Adds one pattern; returns its id. Nothing changes on refusal.
+    pub fn add(&mut self, new: NewPattern, now: UnixMillis) -> Result<String, InvalidPattern> {
+        let mut ids = self.add_all(vec![new], now)?;
+        Ok(ids.remove(0))
+    }
+
+    /// Adds several patterns, all or none (an import). Returns their ids.
+    pub fn add_all(
+        &mut self,
+        news: Vec<NewPattern>,
+        now: UnixMillis,
+    ) -> Result<Vec<String>, InvalidPattern> {
+        if self.patterns.len() + news.len() > MAX_CUSTOM_PATTERNS {
+            return invalid(format!(
+                "an account may have at most {MAX_CUSTOM_PATTERNS} custom patterns; it has {} \
+                 and {} more were given",
+                self.patterns.len(),
+                news.len()
+            ));
+        }
+        let mut next = self.clone();
+        let mut ids = Vec::with_capacity(news.len());
+        for (n, new) in news.into_iter().enumerate() {
+            let id = match &new.id {
+                Some(id) => id.clone(),
+                None => {
+                    // Skip numbers an account already chose by hand.
+                    while next.contains(&format!("{CUSTOM_ID_PREFIX}{}", next.next_id)) {
+                        next.next_id += 1;
+                    }
+                    let id = format!("{CUSTOM_ID_PREFIX}{}", next.next_id);
+                    next.next_id += 1;
+                    id
+                }
+            };
+            if next.contains(&id) {
+                return invalid(format!("pattern {}: id {id:?} is already in use", n + 1));
+            }
+            let pattern = new
+                .validate(id.clone())
+                .map_err(|e| InvalidPattern(format!("pattern {}: {e}", n + 1)))?;
+            next.patterns.push(pattern);
+            ids.push(id);
+        }
+        next.changed = Some(crate::store::date(now));
+        *self = next;
+        Ok(ids)
+    }
+
+    /// Removes the pattern `id`; returns whether it was there.
+    pub fn remove(&mut self, id: &str, now: UnixMillis) -> bool {
+        let before = self.patterns.len();
+        self.patterns.retain(|p| p.id != id);
+        let removed = self.patterns.len() != before;
+        if removed {
+            self.changed = Some(crate::store::date(now));
+        }
+        removed
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.patterns.iter().any(|p| p.id == id)
+    }
+}

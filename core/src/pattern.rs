@@ -1,0 +1,115 @@
+//! The words of the interface: categories, pattern kinds, the two variants.
+
+use serde::{Deserialize, Serialize};
+
+/// One of the two published variants of the interface (interface.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// `/v1/filters`: `version`, `type`, `source`, kebab-case categories.
+    A,
+    /// `/api/v1/filters`: UPPER_SNAKE categories, substring patterns only.
+    B,
+}
+
+impl Variant {
+    /// Both variants, in the order the documentation lists them.
+    pub const ALL: [Variant; 2] = [Variant::A, Variant::B];
+
+    /// The path this variant is served on.
+    pub const fn path(self) -> &'static str {
+        match self {
+            Variant::A => "/v1/filters",
+            Variant::B => "/api/v1/filters",
+        }
+    }
+
+    /// The variant served on `path`, if any. Matching is exact: no trailing
+    /// slash, no case folding, no percent-decoding.
+    pub fn from_path(path: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.path() == path)
+    }
+}
+
+/// A pattern category (interface.md 2.3). The order of the variants is the
+/// order of the table, and the order in which responses list categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// Errors from browser extensions.
+    BrowserExtension,
+    /// Third-party script errors.
+    ThirdPartyScript,
+    /// Bot and crawler noise.
+    BotTraffic,
+    /// Network-related errors.
+    NetworkIssue,
+    /// Known library bugs.
+    KnownLibrary,
+    /// Miscellaneous patterns.
+    Other,
+}
+
+impl Category {
+    /// All six, in the order of interface.md 2.3.
+    pub const ALL: [Category; 6] = [
+        Category::BrowserExtension,
+        Category::ThirdPartyScript,
+        Category::BotTraffic,
+        Category::NetworkIssue,
+        Category::KnownLibrary,
+        Category::Other,
+    ];
+
+    /// Position in [`Category::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The spelling of this category in `variant`.
+    pub const fn name(self, variant: Variant) -> &'static str {
+        match (variant, self) {
+            (Variant::A, Category::BrowserExtension) => "browser-extension",
+            (Variant::A, Category::ThirdPartyScript) => "third-party-script",
+            (Variant::A, Category::BotTraffic) => "bot-traffic",
+            (Variant::A, Category::NetworkIssue) => "network-issue",
+            (Variant::A, Category::KnownLibrary) => "known-library",
+            (Variant::A, Category::Other) => "other",
+            (Variant::B, Category::BrowserExtension) => "BROWSER_EXTENSION",
+            (Variant::B, Category::ThirdPartyScript) => "THIRD_PARTY_SCRIPT",
+            (Variant::B, Category::BotTraffic) => "BOT_TRAFFIC",
+            (Variant::B, Category::NetworkIssue) => "NETWORK_ISSUE",
+            (Variant::B, Category::KnownLibrary) => "KNOWN_LIBRARY",
+            (Variant::B, Category::Other) => "OTHER",
+        }
+    }
+
+    /// Parses a category in the exact spelling of `variant` (case included).
+    pub fn parse(text: &str, variant: Variant) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name(variant) == text)
+    }
+}
+
+/// The category value Variant A gives a custom pattern that has no category of
+/// its own (interface.md 2.2 rule 4). Variant B shows such a pattern as `OTHER`.
+pub const CUSTOM_CATEGORY_A: &str = "custom";
+
+/// How the `pattern` text is read (Variant A's `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A case-insensitive substring.
+    String,
+    /// An ECMAScript regular expression in the shared subset, applied
+    /// case-insensitively (`new RegExp(pattern, "i")`).
+    Regex,
+}
+
+impl Kind {
+    /// The `type` value of Variant A.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Regex => "regex",
+        }
+    }
+}
