@@ -1,1 +1,45 @@
-fn main() {}
+//! `cargo xtask <task>`: everything beyond one cargo command.
+//!
+//! | task | what it does |
+//! |---|---|
+//! | `serve` | sets up (targets, builds) and runs the server on the embedded SQLite store |
+//! | `ci` | sets up and runs every test: what `.ci/run` and the README run |
+//! | `component` | builds the Spin component (`wasm32-wasip2`) |
+//! | `npm` | builds the npm package (wasm-bindgen, wasm-opt) into `npm/dist` |
+//! | `wasm-test` | runs the core's tests compiled to `wasm32-wasip2` under the host's wasmtime |
+
+mod ci;
+mod component;
+mod npm;
+mod util;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (task, rest) = match args.split_first() {
+        Some((task, rest)) => (task.as_str(), rest),
+        None => ("help", &[][..]),
+    };
+    let result = match task {
+        "serve" => component::serve(rest),
+        "ci" => ci::run(rest),
+        "component" => component::build().map(|_| ()),
+        "npm" => npm::build(rest),
+        "wasm-test" => ci::wasm_test(),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <serve|ci|component|npm|wasm-test>\n\
+                 see xtask/src/main.rs for what each does"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {task}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

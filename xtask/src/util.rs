@@ -1,0 +1,55 @@
+//! Small helpers shared by the tasks: running commands, finding paths.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The error type of every task: a message for the terminal.
+pub(crate) type Result<T = ()> = std::result::Result<T, String>;
+
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_owned()
+}
+
+/// Cargo's target directory, as cargo resolves it for this workspace.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
+}
+
+/// Runs `cmd`, echoing it, and fails with its exit status.
+pub(crate) fn run(cmd: &mut Command) -> Result {
+    eprintln!("$ {}", show(cmd));
+    let status = cmd.status().map_err(|e| format!("cannot start {}: {e}", show(cmd)))?;
+    if status.success() { Ok(()) } else { Err(format!("`{}` failed: {status}", show(cmd))) }
+}
+
+/// A cargo command in the workspace root.
+pub(crate) fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Whether `program` answers `--version`.
+pub(crate) fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Adds the rustup targets the builds need (a no-op when present).
+pub(crate) fn ensure_targets(targets: &[&str]) -> Result {
+    if !have("rustup") {
+        return Ok(());
+    }
+    run(Command::new("rustup").arg("target").arg("add").args(targets))
+}
+
+fn show(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
