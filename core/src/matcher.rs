@@ -1,0 +1,366 @@
+//! The matcher: applies a compiled pattern set to an error event.
+//!
+//! A pattern applies to every text of an event (PRODUCT.md): the message as
+//! `Type: value`, each stack-frame URL, and the user agent. Matching is
+//! case-insensitive: a `string` pattern matches when the lowercased text
+//! contains the lowercased pattern (`text.toLowerCase().includes(…)`), a
+//! `regex` as `new RegExp(pattern, "i")` would (see [`crate::syntax`]).
+//!
+//! **Cost.** Everything is compiled once ([`Matcher::new`]). Classifying a
+//! text is one pass of one Aho-Corasick automaton holding every substring
+//! pattern *and* the literals every match of each regex must contain
+//! (extracted with `regex-syntax`). A regex runs only when its literal was
+//! seen; the few regexes without a usable literal run as one `RegexSet`. A
+//! clean event therefore costs one automaton pass per text (plus the
+//! literal-free set, empty in the built-in catalog or nearly so).
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, BuiltinPattern};
+use crate::custom::{CustomPattern, InvalidPattern};
+use crate::pattern::{Kind, Variant};
+use crate::syntax;
+
+/// One pattern as the matcher takes it: from the catalog, an account's
+/// custom patterns, or a response body of either variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatcherPattern {
+    /// The pattern's id.
+    pub id: String,
+    /// Its text.
+    pub pattern: String,
+    /// Substring or regex (absent in Variant B bodies: substring).
+    #[serde(rename = "type", default = "string_kind")]
+    pub kind: Kind,
+    /// Its category, as the source spelled it.
+    #[serde(default)]
+    pub category: String,
+    /// Its confidence (absent: 1).
+    #[serde(default = "full_confidence")]
+    pub confidence: f64,
+}
+
+fn string_kind() -> Kind {
+    Kind::String
+}
+fn full_confidence() -> f64 {
+    1.0
+}
+
+impl From<&BuiltinPattern> for MatcherPattern {
+    fn from(p: &BuiltinPattern) -> Self {
+        MatcherPattern {
+            id: p.id.to_owned(),
+            pattern: p.pattern.to_owned(),
+            kind: p.kind,
+            category: p.category.name(Variant::A).to_owned(),
+            confidence: p.confidence,
+        }
+    }
+}
+
+impl From<&CustomPattern> for MatcherPattern {
+    fn from(p: &CustomPattern) -> Self {
+        MatcherPattern {
+            id: p.id.clone(),
+            pattern: p.pattern.clone(),
+            kind: p.kind,
+            category: p.category_name(Variant::A).to_owned(),
+            confidence: p.confidence,
+        }
+    }
+}
+
+/// An error event, as far as matching is concerned.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// The exception type (`TypeError`), if known.
+    #[serde(default, rename = "type")]
+    pub exception_type: Option<String>,
+    /// The message or exception value.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Stack-frame URLs (file names), outermost first or last: order is kept.
+    #[serde(default)]
+    pub frames: Vec<String>,
+    /// The user agent of the browser or client that reported it.
+    #[serde(default)]
+    pub user_agent: Option<String>,
+}
+
+impl Event {
+    /// The message text patterns see: `Type: value`, or whichever is present.
+    pub fn message_text(&self) -> Option<String> {
+        match (&self.exception_type, &self.message) {
+            (Some(t), Some(m)) if !t.is_empty() => Some(format!("{t}: {m}")),
+            (Some(t), None) => Some(t.clone()),
+            (_, Some(m)) => Some(m.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Which text of the event a pattern matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "field", content = "index")]
+pub enum Field {
+    /// The message (`Type: value`).
+    Message,
+    /// The stack-frame URL at this index of [`Event::frames`].
+    Frame(usize),
+    /// The user agent.
+    UserAgent,
+}
+
+/// One pattern that matched one text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match<'m> {
+    /// The pattern's id.
+    pub id: &'m str,
+    /// Its category.
+    pub category: &'m str,
+    /// Its confidence.
+    pub confidence: f64,
+    /// The text it matched.
+    #[serde(flatten)]
+    pub field: Field,
+}
+
+/// The matcher's answer for one event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict<'m> {
+    /// Whether any pattern matched: the event is noise.
+    pub noise: bool,
+    /// Every match, by text (message, frames, user agent), then pattern order.
+    pub matches: Vec<Match<'m>>,
+}
+
+/// What an automaton hit stands for.
+#[derive(Debug, Clone, Copy)]
+enum Hit {
+    /// The substring pattern with this index matched.
+    Pattern(usize),
+    /// A literal of the regex with this index in `regexes` was seen.
+    Candidate(usize),
+}
+
+/// A compiled pattern set.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    patterns: Vec<MatcherPattern>,
+    /// One automaton: substring patterns and regex literals, lowercased,
+    /// ASCII-case-insensitive.
+    automaton: Option<AhoCorasick>,
+    hits: Vec<Hit>,
+    /// Every regex, with the index of its pattern.
+    regexes: Vec<(usize, Regex)>,
+    /// Regexes with no literal every match contains: run on every text.
+    unfiltered: Option<(RegexSet, Vec<usize>)>,
+}
+
+impl Matcher {
+    /// The built-in catalog at or above `min_confidence`.
+    pub fn builtin(min_confidence: f64) -> Matcher {
+        let patterns = catalog::patterns().iter().filter(|p| p.confidence >= min_confidence);
+        Matcher::new(patterns.map(MatcherPattern::from))
+            .expect("the catalog is validated at build time")
+    }
+
+    /// Compiles `patterns`. Regexes must be in the shared subset.
+    pub fn new(
+        patterns: impl IntoIterator<Item = MatcherPattern>,
+    ) -> Result<Matcher, InvalidPattern> {
+        let patterns: Vec<MatcherPattern> = patterns.into_iter().collect();
+        let mut literals: Vec<String> = Vec::new();
+        let mut hits = Vec::new();
+        let mut regexes = Vec::new();
+        let mut unfiltered = Vec::new();
+        for (index, p) in patterns.iter().enumerate() {
+            match p.kind {
+                Kind::String => {
+                    if p.pattern.is_empty() {
+                        return Err(InvalidPattern(format!("pattern {}: empty", p.id)));
+                    }
+                    literals.push(p.pattern.to_lowercase());
+                    hits.push(Hit::Pattern(index));
+                }
+                Kind::Regex => {
+                    let rust = builtin_translation(&p.pattern).map_or_else(
+                        || syntax::translate(&p.pattern),
+                        |t| Ok(t.to_owned()),
+                    );
+                    let rust = rust.map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
+                    let regex = compile(&rust)
+                        .map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
+                    let slot = regexes.len();
+                    regexes.push((index, regex));
+                    match required_literals(&rust) {
+                        Some(found) => {
+                            for literal in found {
+                                literals.push(literal);
+                                hits.push(Hit::Candidate(slot));
+                            }
+                        }
+                        None => unfiltered.push(slot),
+                    }
+                }
+            }
+        }
+        let automaton = if literals.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(&literals)
+                    .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?,
+            )
+        };
+        let unfiltered = if unfiltered.is_empty() {
+            None
+        } else {
+            let sources = unfiltered.iter().map(|&slot: &usize| regexes[slot].1.as_str());
+            let set = RegexSetBuilder::new(sources)
+                .size_limit(syntax::REGEX_SIZE_LIMIT * 8)
+                .build()
+                .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
+            Some((set, unfiltered))
+        };
+        Ok(Matcher { patterns, automaton, hits, regexes, unfiltered })
+    }
+
+    /// Compiles the patterns of a response body of either variant, as fetched
+    /// from any deployment (`{"patterns": [...]}`; Variant A's `type` is read,
+    /// Variant B's patterns are all substrings).
+    pub fn from_response(body: &[u8]) -> Result<Matcher, InvalidPattern> {
+        #[derive(Deserialize)]
+        struct Body {
+            patterns: Vec<MatcherPattern>,
+        }
+        let body: Body = serde_json::from_slice(body)
+            .map_err(|e| InvalidPattern(format!("not a pattern list response: {e}")))?;
+        Matcher::new(body.patterns)
+    }
+
+    /// The patterns, in the order they were given.
+    pub fn patterns(&self) -> &[MatcherPattern] {
+        &self.patterns
+    }
+
+    /// Classifies one event.
+    pub fn classify(&self, event: &Event) -> Verdict<'_> {
+        let mut matches = Vec::new();
+        let mut seen = vec![false; self.patterns.len()];
+        if let Some(message) = event.message_text() {
+            self.match_text(&message, Field::Message, &mut seen, &mut matches);
+        }
+        for (i, frame) in event.frames.iter().enumerate() {
+            self.match_text(frame, Field::Frame(i), &mut seen, &mut matches);
+        }
+        if let Some(agent) = &event.user_agent {
+            self.match_text(agent, Field::UserAgent, &mut seen, &mut matches);
+        }
+        Verdict { noise: !matches.is_empty(), matches }
+    }
+
+    /// Whether `text` matches any pattern (one text, no details).
+    pub fn is_match(&self, text: &str) -> bool {
+        let mut seen = vec![false; self.patterns.len()];
+        let mut matches = Vec::new();
+        self.match_text(text, Field::Message, &mut seen, &mut matches);
+        !matches.is_empty()
+    }
+
+    fn match_text<'m>(
+        &'m self,
+        text: &str,
+        field: Field,
+        seen: &mut [bool],
+        out: &mut Vec<Match<'m>>,
+    ) {
+        seen.iter_mut().for_each(|s| *s = false);
+        let mut candidates: Vec<usize> = Vec::new();
+        if let Some(automaton) = &self.automaton {
+            // The automaton folds ASCII case itself; other text is lowercased
+            // first, exactly as `toLowerCase()` would.
+            let lowered;
+            let haystack = if text.is_ascii() {
+                text
+            } else {
+                lowered = text.to_lowercase();
+                &lowered
+            };
+            for hit in automaton.find_overlapping_iter(haystack) {
+                match self.hits[hit.pattern().as_usize()] {
+                    Hit::Pattern(index) => seen[index] = true,
+                    Hit::Candidate(slot) => candidates.push(slot),
+                }
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for slot in candidates {
+            let (index, regex) = &self.regexes[slot];
+            if !seen[*index] && regex.is_match(text) {
+                seen[*index] = true;
+            }
+        }
+        if let Some((set, slots)) = &self.unfiltered {
+            for i in set.matches(text).iter() {
+                seen[self.regexes[slots[i]].0] = true;
+            }
+        }
+        for (index, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+            let p = &self.patterns[index];
+            out.push(Match { id: &p.id, category: &p.category, confidence: p.confidence, field });
+        }
+    }
+}
+
+/// The build-time translation of a built-in regex, to skip translating again.
+fn builtin_translation(pattern: &str) -> Option<&'static str> {
+    catalog::patterns()
+        .iter()
+        .find(|p| p.kind == Kind::Regex && p.pattern == pattern)
+        .and_then(|p| p.rust_regex)
+}
+
+fn compile(rust: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(rust)
+        .case_insensitive(true)
+        .size_limit(syntax::REGEX_SIZE_LIMIT)
+        .nest_limit(syntax::REGEX_NEST_LIMIT)
+        .build()
+}
+
+/// Literals one of which every match of `rust` contains, lowercased, or
+/// `None` when there is no usable set (too many, empty, or non-ASCII, where
+/// Unicode case folding and lowercasing part ways).
+fn required_literals(rust: &str) -> Option<Vec<String>> {
+    // Extract from the case-sensitive form: the automaton folds case itself,
+    // and a case-insensitive extraction would explode into every casing.
+    let hir = regex_syntax::ParserBuilder::new().build().parse(rust).ok()?;
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let mut extractor = Extractor::new();
+        extractor.kind(kind).limit_total(64);
+        let seq = extractor.extract(&hir);
+        let Some(literals) = seq.literals() else { continue };
+        let usable = !literals.is_empty()
+            && literals.iter().all(|l| l.as_bytes().len() >= 3 && l.as_bytes().is_ascii());
+        if usable {
+            let mut out: Vec<String> = literals
+                .iter()
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).to_ascii_lowercase())
+                .collect();
+            out.sort();
+            out.dedup();
+            return Some(out);
+        }
+    }
+    None
+}

@@ -1,0 +1,105 @@
+//! Authentication: every row of PRODUCT.md's table, one named test each.
+
+mod support;
+use support::{World, error_of};
+
+const MISSING: &str = "Missing or invalid Authorization header";
+const REQUIRED: &str = "API key required";
+const INVALID: &str = "Invalid API key";
+
+/// `{key}` in a header value stands for a valid, active key.
+macro_rules! auth_cases {
+    ($($name:ident: [$(($h:expr, $v:expr)),*] => $status:expr, $error:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let mut world = World::new();
+            let key = world.key("acme");
+            let values: Vec<(String, String)> =
+                vec![$(($h.to_string(), $v.replace("{key}", &key))),*];
+            let headers: Vec<(&str, &str)> =
+                values.iter().map(|(h, v)| (h.as_str(), v.as_str())).collect();
+            let response = world.request("GET", "/v1/filters", &headers);
+            assert_eq!(response.status, $status, "{}", String::from_utf8_lossy(&response.body));
+            let expected: Option<&str> = $error;
+            if let Some(message) = expected {
+                assert_eq!(error_of(&response), message);
+                assert_eq!(response.header("www-authenticate"), Some("Bearer"));
+                assert_eq!(response.header("cache-control"), Some("no-store"));
+                assert_eq!(response.header("content-type"), Some("application/json"));
+                assert_eq!(response.header("access-control-allow-origin"), Some("*"));
+                assert!(!String::from_utf8_lossy(&response.body).contains(&key), "no key in a response");
+                assert!(response.header("ratelimit").is_none(), "unauthenticated: no rate headers");
+            }
+        }
+    )*};
+}
+
+auth_cases! {
+    no_header: [] => 401, Some(MISSING);
+    empty_header: [("Authorization", "")] => 401, Some(MISSING);
+    header_given_twice: [("Authorization", "Bearer {key}"), ("authorization", "Bearer {key}")] => 401, Some(MISSING);
+    other_scheme: [("Authorization", "Basic dXNlcjpwYXNz")] => 401, Some(MISSING);
+    no_scheme: [("Authorization", "{key}")] => 401, Some(MISSING);
+    two_tokens: [("Authorization", "Bearer a b")] => 401, Some(MISSING);
+    scheme_glued_to_token: [("Authorization", "Bearer{key}")] => 401, Some(MISSING);
+    bearer_without_token: [("Authorization", "Bearer")] => 401, Some(REQUIRED);
+    bearer_blank_token: [("Authorization", "Bearer     ")] => 401, Some(REQUIRED);
+    bearer_tab_token: [("Authorization", "Bearer \t ")] => 401, Some(REQUIRED);
+    unknown_key: [("Authorization", "Bearer nf_000000000000000000000000000000000000000000000000")] => 401, Some(INVALID);
+    malformed_key: [("Authorization", "Bearer not-a-key")] => 401, Some(INVALID);
+    key_in_wrong_case: [("Authorization", "Bearer NF_0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF")] => 401, Some(INVALID);
+    key_with_extra_character: [("Authorization", "Bearer {key}0")] => 401, Some(INVALID);
+    scheme_lowercase: [("Authorization", "bearer {key}")] => 200, None;
+    scheme_uppercase: [("Authorization", "BEARER {key}")] => 200, None;
+    header_name_lowercase: [("authorization", "Bearer {key}")] => 200, None;
+    spaces_around_token: [("Authorization", "  Bearer   {key}  ")] => 200, None;
+}
+
+#[test]
+fn absurdly_long_key_is_invalid() {
+    let mut world = World::new();
+    let long = format!("Bearer {}", "a".repeat(100_000));
+    let response = world.request("GET", "/v1/filters", &[("Authorization", &long)]);
+    assert_eq!((response.status, error_of(&response).as_str()), (401, INVALID));
+}
+
+#[test]
+fn revoked_key_is_invalid() {
+    let mut world = World::new();
+    let key = world.key("acme");
+    assert_eq!(world.get("/v1/filters", &key).status, 200);
+    world.revoke(&key);
+    let response = world.get("/v1/filters", &key);
+    assert_eq!((response.status, error_of(&response).as_str()), (401, INVALID));
+}
+
+#[test]
+fn header_that_is_not_utf8_is_malformed() {
+    let mut world = World::new();
+    let headers: [(&str, &[u8]); 1] = [("Authorization", b"Bearer \xff\xfe")];
+    let request = noise_filter_core::Request { method: "GET", target: "/v1/filters", headers: &headers };
+    let response = noise_filter_core::run(&request, world.now, &mut world.store);
+    assert_eq!((response.status, error_of(&response).as_str()), (401, MISSING));
+}
+
+#[test]
+fn keys_are_stored_only_as_hashes() {
+    let mut world = World::new();
+    let key = world.key("acme");
+    for ((_, k), v) in &world.store.entries {
+        assert!(!k.contains(&key) && !String::from_utf8_lossy(v).contains(&key));
+    }
+}
+
+#[test]
+fn generated_keys_have_the_documented_shape() {
+    let key = noise_filter_core::ApiKey::from_random([0xab; 24]);
+    assert_eq!(key.expose(), format!("nf_{}", "ab".repeat(24)));
+    assert!(noise_filter_core::auth::is_well_formed(key.expose()));
+    assert_eq!(format!("{key:?}"), "ApiKey(nf_…)", "Debug never shows the secret");
+    // SHA-256 of the presented token, hex.
+    assert_eq!(
+        noise_filter_core::KeyHash::of("abc").as_str(),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}

@@ -1,0 +1,90 @@
+//! A deterministic world for the core's tests: an in-memory store, keys made
+//! from counted "random" bytes, and a fixed clock.
+#![allow(dead_code, unreachable_pub)]
+
+use noise_filter_core::{
+    AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, Request, Response,
+    StoreLabel, UnixMillis, run, store,
+};
+
+/// 2025-11-22T08:26:30Z: 30 s into a rate window.
+pub const NOW: UnixMillis = UnixMillis(1_763_799_960_000 + 30_000);
+
+pub struct World {
+    pub store: MemoryStore,
+    pub now: UnixMillis,
+    minted: u8,
+}
+
+impl World {
+    pub fn new() -> World {
+        World { store: MemoryStore::new(), now: NOW, minted: 0 }
+    }
+
+    /// Creates an active key for `account` and returns it.
+    pub fn key(&mut self, account: &str) -> String {
+        self.minted += 1;
+        let key = ApiKey::from_random([self.minted; 24]);
+        let record = KeyRecord::new(AccountId::new(account).unwrap(), "test", self.now);
+        self.store.set(StoreLabel::Default, &store::key_record_key(&key.hash()), record.to_json());
+        key.expose().to_owned()
+    }
+
+    /// Revokes `key`.
+    pub fn revoke(&mut self, key: &str) {
+        let k = store::key_record_key(&noise_filter_core::KeyHash::of(key));
+        let mut record =
+            KeyRecord::from_json(&self.store.entries[&(StoreLabel::Default, k.clone())]).unwrap();
+        record.revoke(self.now);
+        self.store.set(StoreLabel::Default, &k, record.to_json());
+    }
+
+    /// Adds custom patterns (given as JSON objects) to `account`.
+    pub fn custom(&mut self, account: &str, patterns: serde_json::Value) {
+        let key = store::custom_patterns_key(&AccountId::new(account).unwrap());
+        let mut doc = self
+            .store
+            .entries
+            .get(&(StoreLabel::Default, key.clone()))
+            .map_or_else(CustomPatterns::new, |b| CustomPatterns::from_json(b).unwrap());
+        let news: Vec<NewPattern> = serde_json::from_value(patterns).unwrap();
+        doc.add_all(news, self.now).unwrap();
+        self.store.set(StoreLabel::Default, &key, doc.to_json());
+    }
+
+    pub fn request(&mut self, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+        let headers: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+        run(&Request { method, target, headers: &headers }, self.now, &mut self.store)
+    }
+
+    /// A GET with `Authorization: Bearer <key>`.
+    pub fn get(&mut self, target: &str, key: &str) -> Response {
+        let auth = format!("Bearer {key}");
+        self.request("GET", target, &[("Authorization", &auth)])
+    }
+}
+
+/// The body as JSON.
+pub fn json(response: &Response) -> serde_json::Value {
+    serde_json::from_slice(&response.body).unwrap_or_else(|e| {
+        panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&response.body))
+    })
+}
+
+/// The `error` text of an error body, checking the body is exactly `{"error": string}`.
+pub fn error_of(response: &Response) -> String {
+    let value = json(response);
+    let object = value.as_object().expect("error body is an object");
+    assert_eq!(object.len(), 1, "error body has exactly one field: {value}");
+    object["error"].as_str().expect("error is a string").to_owned()
+}
+
+/// Ids of the patterns in a response body.
+pub fn ids(response: &Response) -> Vec<String> {
+    json(response)["patterns"]
+        .as_array()
+        .expect("patterns is an array")
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect()
+}
