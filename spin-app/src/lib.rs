@@ -1,1 +1,25 @@
-//! placeholder
+//! # noise-filter-spin
+//!
+//! The noise-filter endpoint as a Spin HTTP component (spin-sdk 5.2,
+//! `wasm32-wasip2`). The handler only moves data: request in, ask the core
+//! what it needs, read and write the key-value store, answer. Every decision
+//! is `noise-filter-core`'s.
+//!
+//! - [`glue`]: plain Rust, tested natively with a map: turns the request into
+//!   the core's [`Request`](noise_filter_core::Request), drives the core's
+//!   steps against two store labels, and frames the response.
+//! - `component` (wasm32 only): the `#[http_component]` handler and the
+//!   store labels over `wasi:keyvalue` (`kv`).
+//!
+//! Store labels (`spin.toml` → `key_value_stores`): `default` holds key
+//! records and custom patterns, `rate` holds the per-key, per-minute counters
+//! (atomic increment through `wasi:keyvalue/atomics`). The key layout is in
+//! `docs/SERVING.md`.
+
+pub mod glue;
+
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)] // the macro's `export_name` glue; no unsafe of our own
+mod component;
+#[cfg(target_arch = "wasm32")]
+mod kv;

@@ -1,0 +1,341 @@
+//! The component's whole job, with the store behind a trait.
+//!
+//! [`answer`] takes the request as the runtime handed it over, the current
+//! time and the store, and returns the status, the header lines to write (the
+//! core's, in order, plus framing) and the body. The Spin parts
+//! (`component.rs`, `kv.rs`) only open buckets and copy bytes; everything in
+//! here runs natively under `cargo test -p noise-filter-spin` with
+//! [`MapBuckets`].
+
+use std::collections::HashMap;
+
+use noise_filter_core::{Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis};
+
+/// One open store label: the three operations the core asks for.
+pub trait Bucket {
+    /// Reads a value (`None`: absent).
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Atomically adds `delta` to a counter (absent: 0); returns the new value.
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError>;
+    /// Deletes a key (absent: fine).
+    fn delete(&self, key: &str) -> Result<(), StoreError>;
+}
+
+/// Opens store labels by name (`default`, `rate`).
+pub trait Buckets {
+    /// An open label.
+    type Bucket: Bucket;
+    /// Opens the label `name`, as `spin.toml` lists it.
+    fn open(&mut self, name: &str) -> Result<Self::Bucket, StoreError>;
+}
+
+/// The core's two stores over a [`Buckets`]: each label is opened on first
+/// use and kept for the rest of the request (a request that is refused before
+/// reaching the store opens none).
+#[derive(Debug)]
+pub struct Stores<B: Buckets> {
+    buckets: B,
+    default: Option<B::Bucket>,
+    rate: Option<B::Bucket>,
+}
+
+impl<B: Buckets> Stores<B> {
+    /// Nothing opened yet.
+    pub fn new(buckets: B) -> Self {
+        Stores { buckets, default: None, rate: None }
+    }
+
+    fn bucket(&mut self, label: StoreLabel) -> Result<&B::Bucket, StoreError> {
+        let slot = match label {
+            StoreLabel::Default => &mut self.default,
+            StoreLabel::Rate => &mut self.rate,
+        };
+        if slot.is_none() {
+            *slot = Some(self.buckets.open(label.name())?);
+        }
+        slot.as_ref().ok_or(StoreError)
+    }
+}
+
+impl<B: Buckets> SyncStore for Stores<B> {
+    fn get(&mut self, store: StoreLabel, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.bucket(store)?.get(key)
+    }
+
+    fn increment(&mut self, store: StoreLabel, key: &str, delta: i64) -> Result<i64, StoreError> {
+        self.bucket(store)?.increment(key, delta)
+    }
+
+    fn delete(&mut self, store: StoreLabel, key: &str) -> Result<(), StoreError> {
+        self.bucket(store)?.delete(key)
+    }
+}
+
+/// What the runtime is given to send: status, header lines, body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// Header lines in order: the core's, then `content-length`.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// Answers one request: `method` as sent, `target` the path and query,
+/// `headers` every header line in order (repeats included: a repeated
+/// `Authorization` must be seen to be refused).
+pub fn answer(
+    method: &str,
+    target: &str,
+    headers: &[(String, Vec<u8>)],
+    now: UnixMillis,
+    store: &mut impl SyncStore,
+) -> Answer {
+    let lines: Vec<(&str, &[u8])> =
+        headers.iter().map(|(name, value)| (name.as_str(), value.as_slice())).collect();
+    let request = Request { method, target, headers: &lines };
+    let response = noise_filter_core::run(&request, now, store);
+    frame(method == "HEAD", response)
+}
+
+/// The core's response plus framing. A body's length is declared so the
+/// runtime need not chunk it; a HEAD answer declares nothing (its GET twin's
+/// length is not known here, and a declared length with no body would be
+/// refused by the runtime), nor do 204 and 304, which have no body.
+pub fn frame(head: bool, response: Response) -> Answer {
+    let Response { status, headers, body } = response;
+    let mut lines: Vec<(String, Vec<u8>)> =
+        headers.into_iter().map(|(name, value)| (name.to_owned(), value.into_bytes())).collect();
+    if !head && status != 204 && status != 304 {
+        lines.push(("content-length".to_owned(), body.len().to_string().into_bytes()));
+    }
+    Answer { status, headers: lines, body }
+}
+
+/// Milliseconds since the Unix epoch from the system's wall clock (in the
+/// component: `wasi:clocks/wall-clock`). A clock before 1970 reads as 0.
+pub fn now() -> UnixMillis {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    UnixMillis(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `label → key → value`, shared by every bucket opened from a [`MapBuckets`].
+pub type Labels = std::rc::Rc<std::cell::RefCell<HashMap<String, HashMap<String, Vec<u8>>>>>;
+
+/// Store labels as in-memory maps, counters as Spin keeps them (8-byte
+/// little-endian i64): the native stand-in for Spin's store in tests.
+#[derive(Debug, Default, Clone)]
+pub struct MapBuckets {
+    /// The values, shared by every bucket opened from this.
+    pub labels: Labels,
+    /// Labels that may be opened (as `key_value_stores` in `spin.toml`).
+    pub allowed: Vec<String>,
+    /// When set, no label can be opened.
+    pub failing: bool,
+    /// How many labels were opened, to check that opening is lazy.
+    pub opened: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl MapBuckets {
+    /// The labels `spin.toml` declares: `default` and `rate`.
+    pub fn spin_toml() -> Self {
+        MapBuckets { allowed: vec!["default".into(), "rate".into()], ..Default::default() }
+    }
+
+    /// Writes a value directly (as the admin tool would).
+    pub fn set(&self, label: &str, key: &str, value: Vec<u8>) {
+        self.labels.borrow_mut().entry(label.to_owned()).or_default().insert(key.to_owned(), value);
+    }
+
+    /// Reads a value directly.
+    pub fn value(&self, label: &str, key: &str) -> Option<Vec<u8>> {
+        self.labels.borrow().get(label).and_then(|l| l.get(key).cloned())
+    }
+}
+
+/// One label of a [`MapBuckets`].
+#[derive(Debug)]
+pub struct MapBucket {
+    labels: Labels,
+    name: String,
+}
+
+impl Buckets for MapBuckets {
+    type Bucket = MapBucket;
+
+    fn open(&mut self, name: &str) -> Result<MapBucket, StoreError> {
+        if self.failing || !self.allowed.iter().any(|a| a == name) {
+            return Err(StoreError);
+        }
+        self.opened.set(self.opened.get() + 1);
+        Ok(MapBucket { labels: self.labels.clone(), name: name.to_owned() })
+    }
+}
+
+impl Bucket for MapBucket {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.labels.borrow().get(&self.name).and_then(|l| l.get(key).cloned()))
+    }
+
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
+        let mut labels = self.labels.borrow_mut();
+        let slot = labels.entry(self.name.clone()).or_default().entry(key.to_owned()).or_default();
+        let old = <[u8; 8]>::try_from(slot.as_slice()).map_or(0, i64::from_le_bytes);
+        let new = old.checked_add(delta).ok_or(StoreError)?;
+        *slot = new.to_le_bytes().to_vec();
+        Ok(new)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), StoreError> {
+        if let Some(label) = self.labels.borrow_mut().get_mut(&self.name) {
+            label.remove(key);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use noise_filter_core::{AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, store};
+
+    const NOW: UnixMillis = UnixMillis(1_763_800_000_000);
+
+    fn seeded() -> (MapBuckets, MemoryStore, ApiKey) {
+        let key = ApiKey::from_random([3; 24]);
+        let record = KeyRecord::new(AccountId::new("acme").unwrap(), "test", NOW).to_json();
+        let mut custom = CustomPatterns::new();
+        custom.add(NewPattern::string("acme widget exploded"), NOW).unwrap();
+        let buckets = MapBuckets::spin_toml();
+        let mut memory = MemoryStore::new();
+        let record_key = store::key_record_key(&key.hash());
+        let custom_key = store::custom_patterns_key(&AccountId::new("acme").unwrap());
+        buckets.set("default", &record_key, record.clone());
+        buckets.set("default", &custom_key, custom.to_json());
+        memory.set(StoreLabel::Default, &record_key, record);
+        memory.set(StoreLabel::Default, &custom_key, custom.to_json());
+        (buckets, memory, key)
+    }
+
+    fn auth(key: &ApiKey) -> Vec<(String, Vec<u8>)> {
+        vec![("authorization".into(), format!("Bearer {}", key.expose()).into_bytes())]
+    }
+
+    /// Same bytes as the core natively, for a table of requests, both variants.
+    #[test]
+    fn answers_what_the_core_answers() {
+        let (buckets, mut memory, key) = seeded();
+        let mut stores = Stores::new(buckets);
+        let cases: &[(&str, &str, bool)] = &[
+            ("GET", "/v1/filters", true),
+            ("GET", "/api/v1/filters", true),
+            ("GET", "/v1/filters?categories=bot-traffic,custom&minConfidence=0.1", true),
+            ("GET", "/api/v1/filters?includeCustom=false", true),
+            ("HEAD", "/v1/filters", true),
+            ("GET", "/v1/filters?minConfidence=2", true),
+            ("GET", "/v1/filters", false),
+            ("OPTIONS", "/v1/filters", false),
+            ("POST", "/v1/filters", true),
+            ("GET", "/nope", true),
+        ];
+        for &(method, target, with_key) in cases {
+            let headers = if with_key { auth(&key) } else { Vec::new() };
+            let got = answer(method, target, &headers, NOW, &mut stores);
+            let lines: Vec<(&str, &[u8])> =
+                headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+            let request = Request { method, target, headers: &lines };
+            let want = noise_filter_core::run(&request, NOW, &mut memory);
+            assert_eq!(got.status, want.status, "{method} {target}");
+            assert_eq!(got.body, want.body, "{method} {target}");
+            let core_lines: Vec<(String, Vec<u8>)> = want
+                .headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), v.clone().into_bytes()))
+                .collect();
+            assert_eq!(&got.headers[..core_lines.len()], &core_lines[..], "{method} {target}");
+        }
+    }
+
+    #[test]
+    fn counts_in_the_rate_label_as_spin_encodes_it() {
+        let (buckets, _, key) = seeded();
+        let mut stores = Stores::new(buckets.clone());
+        for _ in 0..3 {
+            assert_eq!(answer("GET", "/v1/filters", &auth(&key), NOW, &mut stores).status, 200);
+        }
+        let window = NOW.0 / 60_000;
+        let counter = store::counter_key(&key.hash(), window);
+        assert_eq!(buckets.value("rate", &counter), Some(3i64.to_le_bytes().to_vec()));
+        assert_eq!(buckets.value("default", &counter), None);
+    }
+
+    #[test]
+    fn frames_bodies_but_not_head_204_or_304() {
+        let (buckets, _, key) = seeded();
+        let mut stores = Stores::new(buckets);
+        let get = answer("GET", "/v1/filters", &auth(&key), NOW, &mut stores);
+        let length = get.headers.last().unwrap();
+        assert_eq!(length.0, "content-length");
+        assert_eq!(length.1, get.body.len().to_string().into_bytes());
+
+        let head = answer("HEAD", "/v1/filters", &auth(&key), NOW, &mut stores);
+        assert!(head.body.is_empty());
+        assert!(head.headers.iter().all(|(n, _)| n != "content-length"));
+
+        let etag = get.headers.iter().find(|(n, _)| n == "etag").unwrap().1.clone();
+        let mut conditional = auth(&key);
+        conditional.push(("if-none-match".into(), etag));
+        let cached = answer("GET", "/v1/filters", &conditional, NOW, &mut stores);
+        assert_eq!(cached.status, 304);
+        assert!(cached.headers.iter().all(|(n, _)| n != "content-length"));
+
+        let preflight = answer("OPTIONS", "/v1/filters", &[], NOW, &mut stores);
+        assert_eq!(preflight.status, 204);
+        assert!(preflight.headers.iter().all(|(n, _)| n != "content-length"));
+    }
+
+    #[test]
+    fn repeated_authorization_is_seen() {
+        let (buckets, _, key) = seeded();
+        let mut stores = Stores::new(buckets);
+        let mut headers = auth(&key);
+        headers.extend(auth(&key));
+        let got = answer("GET", "/v1/filters", &headers, NOW, &mut stores);
+        assert_eq!(got.status, 401);
+        assert_eq!(got.body, br#"{"error":"Missing or invalid Authorization header"}"#);
+    }
+
+    #[test]
+    fn opens_labels_lazily_and_once() {
+        let (buckets, _, key) = seeded();
+        let opened = buckets.opened.clone();
+        let mut stores = Stores::new(buckets);
+        answer("GET", "/v1/filters", &[], NOW, &mut stores);
+        assert_eq!(opened.get(), 0, "a refused request opens no store");
+        answer("GET", "/v1/filters", &auth(&key), NOW, &mut stores);
+        assert_eq!(opened.get(), 2, "default and rate, each once");
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_opened_is_a_503() {
+        let (mut buckets, _, key) = seeded();
+        buckets.failing = true;
+        let mut stores = Stores::new(buckets);
+        let got = answer("GET", "/api/v1/filters", &auth(&key), NOW, &mut stores);
+        assert_eq!(got.status, 503);
+        assert!(got.body.starts_with(br#"{"error":"#));
+
+        let mut undeclared = MapBuckets { allowed: vec!["default".into()], ..seeded().0 };
+        undeclared.failing = false;
+        let got = answer("GET", "/api/v1/filters", &auth(&key), NOW, &mut Stores::new(undeclared));
+        assert_eq!(got.status, 503, "rate label missing from spin.toml");
+    }
+
+    #[test]
+    fn clock_reads_now() {
+        assert!(now().0 > 1_700_000_000_000);
+    }
+}
