@@ -77,7 +77,9 @@ impl KeyHash {
 pub fn is_well_formed(token: &str) -> bool {
     token.len() == KEY_LEN
         && token.starts_with(KEY_PREFIX)
-        && token[KEY_PREFIX.len()..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        && token[KEY_PREFIX.len()..]
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// Reads the `Authorization` header values of a request (all of them, so a

@@ -53,19 +53,30 @@ impl Rendered {
         }
     }
 
-    /// Appends the fragments of `category` at or above `min_confidence`.
-    /// They are a prefix of the category's run, so this is one copy.
-    pub(crate) fn push_category(&self, category: Category, min_confidence: f64, out: &mut Vec<u8>) {
+    /// Appends the fragments of `category` at or above `min_confidence` and
+    /// returns the byte range copied. They are a prefix of the category's
+    /// run, so this is one copy.
+    pub(crate) fn push_category(
+        &self,
+        category: Category,
+        min_confidence: f64,
+        out: &mut Vec<u8>,
+    ) -> (u32, u32) {
         let first = self.category_starts[category.index()] as usize;
         let last = self.category_starts[category.index() + 1] as usize;
         let run = &self.entries[first..last];
         let kept = run.partition_point(|&(_, confidence)| confidence >= min_confidence);
+        let start = if first == 0 {
+            0
+        } else {
+            self.entries[first - 1].0
+        };
         if kept == 0 {
-            return;
+            return (start, start);
         }
-        let start = if first == 0 { 0 } else { self.entries[first - 1].0 as usize };
-        let end = run[kept - 1].0 as usize;
-        out.extend_from_slice(&self.fragments.as_bytes()[start..end]);
+        let end = run[kept - 1].0;
+        out.extend_from_slice(&self.fragments.as_bytes()[start as usize..end as usize]);
+        (start, end)
     }
 
     /// Total length of all fragments: an upper bound for a body's built-in part.

@@ -1,9 +1,27 @@
-//! An account's custom patterns: validation and the stored document.
+//! An account's custom patterns: validation and the stored record.
 //!
 //! All of an account's patterns live in one record (`account/<a>/patterns`),
 //! so an add, remove or import is one write: it lands whole or not at all.
 //! Every change goes through [`CustomPatterns`], which validates first and
 //! changes nothing on refusal.
+//!
+//! **The record is stored pre-rendered.** Every request runs in a fresh
+//! instance, and parsing then re-rendering 20 patterns as JSON cost more than
+//! copying the whole 94 KB built-in catalog (measured: 15.6 µs against
+//! 2.7 µs). So the record is written in a serving layout, text, one line per
+//! pattern with its JSON for both variants already rendered:
+//!
+//! ```text
+//! nf-custom-patterns 1
+//! changed 2026-11-22
+//! next-id 3
+//! <category 0-5, or 6 for none>\t<confidence>\t<s|r>\t<Variant A JSON>\t<Variant B JSON>
+//! ```
+//!
+//! Compact JSON never holds a raw tab or newline (serde_json escapes them), so
+//! a request splits lines and tabs and copies bytes; only the admin tool
+//! parses the JSON back ([`CustomPatterns::decode`]). A record holding a JSON
+//! document ([`CustomPatterns::to_json`]) is read too, on a slower path.
 
 use serde::{Deserialize, Serialize};
 
@@ -109,18 +127,19 @@ impl NewPattern {
         let category = match self.category.as_deref() {
             None => None,
             Some(c) if c == CUSTOM_CATEGORY_A => None,
-            Some(c) => match Category::parse(c, Variant::A).or_else(|| Category::parse(c, Variant::B))
-            {
-                Some(category) => Some(category),
-                None => {
-                    return invalid(format!(
-                        "unknown category {:?}: use one of browser-extension, \
+            Some(c) => {
+                match Category::parse(c, Variant::A).or_else(|| Category::parse(c, Variant::B)) {
+                    Some(category) => Some(category),
+                    None => {
+                        return invalid(format!(
+                            "unknown category {:?}: use one of browser-extension, \
                          third-party-script, bot-traffic, network-issue, known-library, other, \
                          custom",
-                        cut(c)
-                    ));
+                            cut(c)
+                        ));
+                    }
                 }
-            },
+            }
         };
         let pattern = CustomPattern {
             id,
@@ -128,7 +147,9 @@ impl NewPattern {
             kind: self.kind,
             category,
             confidence: self.confidence.unwrap_or(DEFAULT_CUSTOM_CONFIDENCE),
-            source: self.source.unwrap_or_else(|| DEFAULT_CUSTOM_SOURCE.to_owned()),
+            source: self
+                .source
+                .unwrap_or_else(|| DEFAULT_CUSTOM_SOURCE.to_owned()),
         };
         pattern.check()?;
         Ok(pattern)
@@ -164,7 +185,8 @@ impl CustomPattern {
         if !(0.0..=1.0).contains(&self.confidence) {
             return invalid("confidence must be a number from 0 to 1");
         }
-        if self.source.chars().count() > MAX_SOURCE_CHARS || self.source.chars().any(char::is_control)
+        if self.source.chars().count() > MAX_SOURCE_CHARS
+            || self.source.chars().any(char::is_control)
         {
             return invalid(format!(
                 "source must be at most {MAX_SOURCE_CHARS} characters, without control characters"
@@ -186,7 +208,9 @@ impl CustomPattern {
 fn check_id(id: &str) -> Result<(), InvalidPattern> {
     let slug = id.strip_prefix(CUSTOM_ID_PREFIX).unwrap_or("");
     let ok = (1..=56).contains(&slug.len())
-        && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if ok {
         Ok(())
     } else {
@@ -223,7 +247,11 @@ fn one() -> u64 {
 impl CustomPatterns {
     /// An account with no custom patterns yet.
     pub fn new() -> CustomPatterns {
-        CustomPatterns { changed: None, next_id: 1, patterns: Vec::new() }
+        CustomPatterns {
+            changed: None,
+            next_id: 1,
+            patterns: Vec::new(),
+        }
     }
 
     /// Reads the stored document.
@@ -298,5 +326,199 @@ impl CustomPatterns {
 
     fn contains(&self, id: &str) -> bool {
         self.patterns.iter().any(|p| p.id == id)
+    }
+
+    /// The record as stored: the serving layout (module docs).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = format!(
+            "{MAGIC}\nchanged {}\nnext-id {}\n",
+            self.changed.as_deref().unwrap_or("-"),
+            self.next_id
+        )
+        .into_bytes();
+        for p in &self.patterns {
+            let category = p.category.map_or(6, Category::index);
+            let kind = match p.kind {
+                Kind::String => 's',
+                Kind::Regex => 'r',
+            };
+            out.extend_from_slice(format!("{category}\t{}\t{kind}\t", p.confidence).as_bytes());
+            p.render(Variant::A, &mut out);
+            out.push(b'\t');
+            if p.kind == Kind::String {
+                p.render(Variant::B, &mut out);
+            }
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// Reads a stored record (serving layout or JSON document).
+    pub fn decode(bytes: &[u8]) -> Option<CustomPatterns> {
+        if bytes.first() == Some(&b'{') {
+            return CustomPatterns::from_json(bytes);
+        }
+        let view = ServingView::parse(bytes)?;
+        let mut patterns = Vec::with_capacity(view.entries.len());
+        for entry in &view.entries {
+            let wire: WirePatternA = serde_json::from_slice(&entry.a).ok()?;
+            patterns.push(CustomPattern {
+                id: wire.id,
+                pattern: wire.pattern,
+                kind: wire.kind,
+                category: entry.category,
+                confidence: wire.confidence,
+                source: wire.source,
+            });
+        }
+        Some(CustomPatterns {
+            changed: view.changed().map(str::to_owned),
+            next_id: view.next_id,
+            patterns,
+        })
+    }
+}
+
+impl CustomPattern {
+    /// Appends this pattern's JSON as `variant` lists it.
+    fn render(&self, variant: Variant, out: &mut Vec<u8>) {
+        let category = self.category_name(variant);
+        let written = match variant {
+            Variant::A => serde_json::to_writer(
+                &mut *out,
+                &crate::wire::PatternA {
+                    id: &self.id,
+                    pattern: &self.pattern,
+                    kind: self.kind.name(),
+                    category,
+                    confidence: self.confidence,
+                    source: &self.source,
+                },
+            ),
+            Variant::B => serde_json::to_writer(
+                &mut *out,
+                &crate::wire::PatternB {
+                    id: &self.id,
+                    pattern: &self.pattern,
+                    category,
+                    confidence: self.confidence,
+                },
+            ),
+        };
+        written.expect("writing to a Vec cannot fail");
+    }
+}
+
+const MAGIC: &str = "nf-custom-patterns 1";
+
+#[derive(Deserialize)]
+struct WirePatternA {
+    id: String,
+    pattern: String,
+    #[serde(rename = "type")]
+    kind: Kind,
+    confidence: f64,
+    source: String,
+}
+
+/// One custom pattern as a request needs it: what to filter on, and its
+/// rendered JSON per variant (empty `b` for a regex, which B leaves out).
+#[derive(Debug, Clone)]
+pub struct ServingEntry<'a> {
+    /// Its category, `None` for none of its own.
+    pub category: Option<Category>,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Its JSON in Variant A.
+    pub a: std::borrow::Cow<'a, [u8]>,
+    /// Its JSON in Variant B (empty: not listed in B).
+    pub b: std::borrow::Cow<'a, [u8]>,
+}
+
+/// A stored record read for serving, borrowing the record's bytes.
+#[derive(Debug, Clone)]
+pub struct ServingView<'a> {
+    /// Date of the latest change.
+    pub changed: Option<&'a str>,
+    /// Next id number (kept for [`CustomPatterns::decode`]).
+    pub next_id: u64,
+    /// The patterns in order.
+    pub entries: Vec<ServingEntry<'a>>,
+    /// Owned date when read from a JSON document.
+    owned_changed: Option<String>,
+}
+
+impl<'a> ServingView<'a> {
+    /// Splits a stored record. `None`: not a record this core wrote.
+    pub fn parse(bytes: &'a [u8]) -> Option<ServingView<'a>> {
+        if bytes.first() == Some(&b'{') {
+            return Self::from_document(&CustomPatterns::from_json(bytes)?);
+        }
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut lines = text.split_terminator('\n');
+        if lines.next()? != MAGIC {
+            return None;
+        }
+        let changed = lines.next()?.strip_prefix("changed ")?;
+        let changed = (changed != "-").then_some(changed);
+        let next_id = lines.next()?.strip_prefix("next-id ")?.parse().ok()?;
+        let mut entries = Vec::new();
+        for line in lines {
+            let mut fields = line.splitn(5, '\t');
+            let category = match fields.next()? {
+                "6" => None,
+                c => Some(*Category::ALL.get(c.parse::<usize>().ok()?)?),
+            };
+            let confidence: f64 = fields.next()?.parse().ok()?;
+            let kind = fields.next()?;
+            let a = fields.next()?.as_bytes();
+            let b = fields.next()?.as_bytes();
+            if !a.starts_with(b"{") || (kind == "s") == b.is_empty() {
+                return None;
+            }
+            entries.push(ServingEntry {
+                category,
+                confidence,
+                a: a.into(),
+                b: b.into(),
+            });
+        }
+        Some(ServingView {
+            changed,
+            next_id,
+            entries,
+            owned_changed: None,
+        })
+    }
+
+    fn from_document(doc: &CustomPatterns) -> Option<ServingView<'a>> {
+        let entries = doc
+            .patterns
+            .iter()
+            .map(|p| {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                p.render(Variant::A, &mut a);
+                if p.kind == Kind::String {
+                    p.render(Variant::B, &mut b);
+                }
+                ServingEntry {
+                    category: p.category,
+                    confidence: p.confidence,
+                    a: a.into(),
+                    b: b.into(),
+                }
+            })
+            .collect();
+        Some(ServingView {
+            changed: None,
+            next_id: doc.next_id,
+            entries,
+            owned_changed: doc.changed.clone(),
+        })
+    }
+
+    /// Date of the latest change, from either layout.
+    pub fn changed(&self) -> Option<&str> {
+        self.changed.or(self.owned_changed.as_deref())
     }
 }

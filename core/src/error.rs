@@ -2,8 +2,8 @@
 //! status and an `error` text. The Spin component, the host and the npm
 //! package all answer through here, so they cannot disagree.
 
-use crate::pattern::Variant;
 use crate::params::MAX_QUERY_LEN;
+use crate::pattern::Variant;
 
 /// Why a request got no pattern list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,8 +119,10 @@ impl ParamError {
             }
             ParamError::IncludeCustom => "Invalid includeCustom: expected true or false".into(),
             ParamError::UnknownCategory { variant, given } => {
-                let mut accepted: Vec<&str> =
-                    crate::Category::ALL.iter().map(|c| c.name(*variant)).collect();
+                let mut accepted: Vec<&str> = crate::Category::ALL
+                    .iter()
+                    .map(|c| c.name(*variant))
+                    .collect();
                 if *variant == Variant::A {
                     accepted.push(crate::pattern::CUSTOM_CATEGORY_A);
                 }

@@ -32,7 +32,7 @@
 //! whatever it sends.
 
 use crate::auth::{self, KeyHash};
-use crate::custom::CustomPatterns;
+use crate::custom::ServingView;
 use crate::error::Rejection;
 use crate::http::{Request, Response};
 use crate::params::Filter;
@@ -132,8 +132,10 @@ pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
     };
     let if_none_match = {
         let values = request.header_values("if-none-match");
-        let joined: Vec<String> =
-            values.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+        let joined: Vec<String> = values
+            .iter()
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
         (!joined.is_empty()).then(|| joined.join(","))
     };
     let key = store::key_record_key(&hash);
@@ -146,7 +148,11 @@ pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
         state: State::AwaitKeyRecord,
         hash,
     };
-    Step::Get(Get { store: StoreLabel::Default, key, exchange })
+    Step::Get(Get {
+        store: StoreLabel::Default,
+        key,
+        exchange,
+    })
 }
 
 /// The rate state of an admitted request.
@@ -159,11 +165,24 @@ struct Counted {
 #[derive(Debug)]
 enum State {
     AwaitKeyRecord,
-    AwaitCurrent { account: AccountId },
-    AwaitPrevious { account: AccountId, current: u64 },
-    AwaitCleanup { account: AccountId, counted: Counted },
-    AwaitCustom { filter: Filter, counted: Counted },
-    AwaitRefund { response: Response },
+    AwaitCurrent {
+        account: AccountId,
+    },
+    AwaitPrevious {
+        account: AccountId,
+        current: u64,
+    },
+    AwaitCleanup {
+        account: AccountId,
+        counted: Counted,
+    },
+    AwaitCustom {
+        filter: Filter,
+        counted: Counted,
+    },
+    AwaitRefund {
+        response: Response,
+    },
 }
 
 /// The request's state between steps.
@@ -199,8 +218,15 @@ impl Exchange {
                     return self.fail(&Rejection::InvalidApiKey, None);
                 }
                 let key = self.counter_key(self.window.index);
-                self.state = State::AwaitCurrent { account: record.account };
-                Step::Increment(Increment { store: StoreLabel::Rate, key, delta: 1, exchange: self })
+                self.state = State::AwaitCurrent {
+                    account: record.account,
+                };
+                Step::Increment(Increment {
+                    store: StoreLabel::Rate,
+                    key,
+                    delta: 1,
+                    exchange: self,
+                })
             }
             State::AwaitPrevious { account, current } => {
                 // A counter that cannot be read counts as empty: the limit
@@ -208,16 +234,13 @@ impl Exchange {
                 let previous = rate::decode_counter(value.as_deref()).unwrap_or(0);
                 self.on_counted(account, current, previous)
             }
-            State::AwaitCustom { filter, counted } => {
-                let custom = match value {
-                    None => None,
-                    Some(bytes) => match CustomPatterns::from_json(&bytes) {
-                        Some(doc) => Some(doc),
-                        None => return self.fail(&Rejection::CorruptRecord, Some(counted)),
-                    },
-                };
-                self.respond_patterns(&filter, custom.as_ref(), counted)
-            }
+            State::AwaitCustom { filter, counted } => match value {
+                None => self.respond_patterns(&filter, None, counted),
+                Some(bytes) => match ServingView::parse(&bytes) {
+                    Some(view) => self.respond_patterns(&filter, Some(&view), counted),
+                    None => self.fail(&Rejection::CorruptRecord, Some(counted)),
+                },
+            },
             other => unreachable_state(other),
         }
     }
@@ -229,8 +252,15 @@ impl Exchange {
                     return self.fail(&Rejection::StoreUnavailable, None);
                 };
                 let key = self.counter_key(self.window.index.saturating_sub(1));
-                self.state = State::AwaitPrevious { account, current: current.max(0) as u64 };
-                Step::Get(Get { store: StoreLabel::Rate, key, exchange: self })
+                self.state = State::AwaitPrevious {
+                    account,
+                    current: current.max(0) as u64,
+                };
+                Step::Get(Get {
+                    store: StoreLabel::Rate,
+                    key,
+                    exchange: self,
+                })
             }
             // The refund's outcome does not change the answer already decided.
             State::AwaitRefund { response } => Step::Respond(response),
@@ -250,7 +280,9 @@ impl Exchange {
             RateDecision::Limited { retry_after } => {
                 let rejection = Rejection::RateLimited { retry_after };
                 let mut response = error_response(&rejection);
-                response.headers.push(("retry-after", retry_after.to_string()));
+                response
+                    .headers
+                    .push(("retry-after", retry_after.to_string()));
                 push_rate_headers(&mut response, 0, retry_after);
                 self.refund(response)
             }
@@ -261,7 +293,11 @@ impl Exchange {
                     // is no longer read; delete it so counters do not pile up.
                     let key = self.counter_key(self.window.index - 2);
                     self.state = State::AwaitCleanup { account, counted };
-                    return Step::Delete(Delete { store: StoreLabel::Rate, key, exchange: self });
+                    return Step::Delete(Delete {
+                        store: StoreLabel::Rate,
+                        key,
+                        exchange: self,
+                    });
                 }
                 self.after_rate(account, counted)
             }
@@ -278,21 +314,32 @@ impl Exchange {
         }
         let key = store::custom_patterns_key(&account);
         self.state = State::AwaitCustom { filter, counted };
-        Step::Get(Get { store: StoreLabel::Default, key, exchange: self })
+        Step::Get(Get {
+            store: StoreLabel::Default,
+            key,
+            exchange: self,
+        })
     }
 
     fn respond_patterns(
         self,
         filter: &Filter,
-        custom: Option<&CustomPatterns>,
+        custom: Option<&ServingView<'_>>,
         counted: Counted,
     ) -> Step {
-        let body = shape::render_body(self.variant, filter, custom);
-        let etag = shape::etag(&body);
-        if self.if_none_match.as_deref().is_some_and(|h| shape::if_none_match(h, &etag)) {
+        let (body, etag) = shape::render(self.variant, filter, custom);
+        if self
+            .if_none_match
+            .as_deref()
+            .is_some_and(|h| shape::if_none_match(h, &etag))
+        {
             // A cached response does not count: refund this request.
             let remaining = rate::remaining(self.window, counted.current - 1, counted.previous);
-            let mut response = Response { status: 304, headers: Vec::new(), body: Vec::new() };
+            let mut response = Response {
+                status: 304,
+                headers: Vec::new(),
+                body: Vec::new(),
+            };
             push_cache_headers(&mut response, etag);
             push_rate_headers(&mut response, remaining, self.window.seconds_left());
             push_cors(&mut response);
@@ -315,12 +362,20 @@ impl Exchange {
         let key = self.counter_key(self.window.index);
         let response = strip_head(self.head, response);
         self.state = State::AwaitRefund { response };
-        Step::Increment(Increment { store: StoreLabel::Rate, key, delta: -1, exchange: self })
+        Step::Increment(Increment {
+            store: StoreLabel::Rate,
+            key,
+            delta: -1,
+            exchange: self,
+        })
     }
 
     fn fail(self, rejection: &Rejection, counted: Option<Counted>) -> Step {
         let rate = counted.map(|c| {
-            (rate::remaining(self.window, c.current, c.previous), self.window.seconds_left())
+            (
+                rate::remaining(self.window, c.current, c.previous),
+                self.window.seconds_left(),
+            )
         });
         finish_error(self.head, rejection, rate)
     }
@@ -338,19 +393,29 @@ const RATE_POLICY: &str = "\"per-key\";q=1000;w=60";
 const EXPOSED: &str = "ETag, RateLimit, RateLimit-Policy, Retry-After";
 
 fn push_cache_headers(response: &mut Response, etag: String) {
-    response.headers.push(("cache-control", "public, max-age=300".into()));
+    response
+        .headers
+        .push(("cache-control", "public, max-age=300".into()));
     response.headers.push(("vary", "Authorization".into()));
     response.headers.push(("etag", etag));
 }
 
 fn push_rate_headers(response: &mut Response, remaining: u64, reset: u64) {
-    response.headers.push(("ratelimit-policy", RATE_POLICY.into()));
-    response.headers.push(("ratelimit", format!("\"per-key\";r={remaining};t={reset}")));
+    response
+        .headers
+        .push(("ratelimit-policy", RATE_POLICY.into()));
+    response
+        .headers
+        .push(("ratelimit", format!("\"per-key\";r={remaining};t={reset}")));
 }
 
 fn push_cors(response: &mut Response) {
-    response.headers.push(("access-control-allow-origin", "*".into()));
-    response.headers.push(("access-control-expose-headers", EXPOSED.into()));
+    response
+        .headers
+        .push(("access-control-allow-origin", "*".into()));
+    response
+        .headers
+        .push(("access-control-expose-headers", EXPOSED.into()));
 }
 
 /// The response for a refusal: `{"error": …}`, no-store, plus the headers the

@@ -165,7 +165,9 @@ pub struct Matcher {
 impl Matcher {
     /// The built-in catalog at or above `min_confidence`.
     pub fn builtin(min_confidence: f64) -> Matcher {
-        let patterns = catalog::patterns().iter().filter(|p| p.confidence >= min_confidence);
+        let patterns = catalog::patterns()
+            .iter()
+            .filter(|p| p.confidence >= min_confidence);
         Matcher::new(patterns.map(MatcherPattern::from))
             .expect("the catalog is validated at build time")
     }
@@ -189,11 +191,10 @@ impl Matcher {
                     hits.push(Hit::Pattern(index));
                 }
                 Kind::Regex => {
-                    let rust = builtin_translation(&p.pattern).map_or_else(
-                        || syntax::translate(&p.pattern),
-                        |t| Ok(t.to_owned()),
-                    );
-                    let rust = rust.map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
+                    let rust = builtin_translation(&p.pattern)
+                        .map_or_else(|| syntax::translate(&p.pattern), |t| Ok(t.to_owned()));
+                    let rust =
+                        rust.map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
                     let regex = compile(&rust)
                         .map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
                     let slot = regexes.len();
@@ -224,14 +225,22 @@ impl Matcher {
         let unfiltered = if unfiltered.is_empty() {
             None
         } else {
-            let sources = unfiltered.iter().map(|&slot: &usize| regexes[slot].1.as_str());
+            let sources = unfiltered
+                .iter()
+                .map(|&slot: &usize| regexes[slot].1.as_str());
             let set = RegexSetBuilder::new(sources)
                 .size_limit(syntax::REGEX_SIZE_LIMIT * 8)
                 .build()
                 .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
             Some((set, unfiltered))
         };
-        Ok(Matcher { patterns, automaton, hits, regexes, unfiltered })
+        Ok(Matcher {
+            patterns,
+            automaton,
+            hits,
+            regexes,
+            unfiltered,
+        })
     }
 
     /// Compiles the patterns of a response body of either variant, as fetched
@@ -265,7 +274,10 @@ impl Matcher {
         if let Some(agent) = &event.user_agent {
             self.match_text(agent, Field::UserAgent, &mut seen, &mut matches);
         }
-        Verdict { noise: !matches.is_empty(), matches }
+        Verdict {
+            noise: !matches.is_empty(),
+            matches,
+        }
     }
 
     /// Whether `text` matches any pattern (one text, no details).
@@ -317,7 +329,12 @@ impl Matcher {
         }
         for (index, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
             let p = &self.patterns[index];
-            out.push(Match { id: &p.id, category: &p.category, confidence: p.confidence, field });
+            out.push(Match {
+                id: &p.id,
+                category: &p.category,
+                confidence: p.confidence,
+                field,
+            });
         }
     }
 }
@@ -344,14 +361,21 @@ fn compile(rust: &str) -> Result<Regex, regex::Error> {
 fn required_literals(rust: &str) -> Option<Vec<String>> {
     // Extract from the case-sensitive form: the automaton folds case itself,
     // and a case-insensitive extraction would explode into every casing.
-    let hir = regex_syntax::ParserBuilder::new().build().parse(rust).ok()?;
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(rust)
+        .ok()?;
     for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
         let mut extractor = Extractor::new();
         extractor.kind(kind).limit_total(64);
         let seq = extractor.extract(&hir);
-        let Some(literals) = seq.literals() else { continue };
+        let Some(literals) = seq.literals() else {
+            continue;
+        };
         let usable = !literals.is_empty()
-            && literals.iter().all(|l| l.as_bytes().len() >= 3 && l.as_bytes().is_ascii());
+            && literals
+                .iter()
+                .all(|l| l.as_bytes().len() >= 3 && l.as_bytes().is_ascii());
         if usable {
             let mut out: Vec<String> = literals
                 .iter()

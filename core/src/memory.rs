@@ -29,7 +29,11 @@ impl MemoryStore {
 
     /// The keys of `store`, in order.
     pub fn keys(&self, store: StoreLabel) -> Vec<&str> {
-        self.entries.keys().filter(|(s, _)| *s == store).map(|(_, k)| k.as_str()).collect()
+        self.entries
+            .keys()
+            .filter(|(s, _)| *s == store)
+            .map(|(_, k)| k.as_str())
+            .collect()
     }
 }
 
@@ -45,7 +49,10 @@ impl SyncStore for MemoryStore {
         if self.failing {
             return Err(StoreError);
         }
-        let slot = self.entries.entry((store, key.to_owned())).or_insert_with(|| vec![0; 8]);
+        let slot = self
+            .entries
+            .entry((store, key.to_owned()))
+            .or_insert_with(|| vec![0; 8]);
         let old = <[u8; 8]>::try_from(slot.as_slice()).map_or(0, i64::from_le_bytes);
         let new = old + delta;
         *slot = new.to_le_bytes().to_vec();

@@ -58,9 +58,8 @@ impl Filter {
                     if std::mem::replace(&mut seen_min, true) {
                         return bad(ParamError::Repeated("minConfidence"));
                     }
-                    filter.min_confidence = parse_confidence(&value).ok_or(
-                        Rejection::BadParameter(ParamError::MinConfidence),
-                    )?;
+                    filter.min_confidence = parse_confidence(&value)
+                        .ok_or(Rejection::BadParameter(ParamError::MinConfidence))?;
                 }
                 "includeCustom" => {
                     if std::mem::replace(&mut seen_custom, true) {

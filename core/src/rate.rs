@@ -48,7 +48,10 @@ pub struct RateWindow {
 impl RateWindow {
     /// The window containing `now`.
     pub fn at(now: UnixMillis) -> RateWindow {
-        RateWindow { index: now.0 / WINDOW_MS, elapsed_ms: now.0 % WINDOW_MS }
+        RateWindow {
+            index: now.0 / WINDOW_MS,
+            elapsed_ms: now.0 % WINDOW_MS,
+        }
     }
 
     /// Seconds until this window closes, rounded up (at least 1).
@@ -84,7 +87,9 @@ pub fn decide(window: RateWindow, current: u64, previous: u64) -> RateDecision {
         RateDecision::Admitted { remaining }
     } else {
         // This request is refunded, so the counter goes back to current − 1.
-        RateDecision::Limited { retry_after: retry_after(window, current.saturating_sub(1), previous) }
+        RateDecision::Limited {
+            retry_after: retry_after(window, current.saturating_sub(1), previous),
+        }
     }
 }
 
@@ -115,7 +120,9 @@ fn retry_after(window: RateWindow, current: u64, previous: u64) -> u64 {
     let wait_next = if current == 0 {
         0
     } else {
-        (current * w + w).saturating_sub(limit * w).div_ceil(current)
+        (current * w + w)
+            .saturating_sub(limit * w)
+            .div_ceil(current)
     };
     to_seconds(left + wait_next)
 }
@@ -130,7 +137,10 @@ fn to_seconds(ms: u128) -> u64 {
 pub fn decode_counter(value: Option<&[u8]>) -> Option<u64> {
     let Some(bytes) = value else { return Some(0) };
     let decimal = !bytes.is_empty()
-        && bytes.iter().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == 0 && *b == b'-'));
+        && bytes
+            .iter()
+            .enumerate()
+            .all(|(i, b)| b.is_ascii_digit() || (i == 0 && *b == b'-'));
     let n: i64 = if decimal {
         std::str::from_utf8(bytes).ok()?.parse().ok()?
     } else {

@@ -7,7 +7,7 @@
 //! | store label | key | value |
 //! |---|---|---|
 //! | `default` | `key/<sha256 hex of the API key>` | [`KeyRecord`] as JSON |
-//! | `default` | `account/<account>/patterns` | [`crate::CustomPatterns`] as JSON |
+//! | `default` | `account/<account>/patterns` | [`crate::CustomPatterns`], pre-rendered ([`crate::CustomPatterns::encode`]) |
 //! | `rate` | `rate/<sha256 hex>/<window number>` | atomic counter |
 //!
 //! Keys and patterns are durable (`default`); counters live in their own label
@@ -130,7 +130,12 @@ pub struct KeyRecord {
 impl KeyRecord {
     /// A new active key record.
     pub fn new(account: AccountId, label: &str, now: UnixMillis) -> KeyRecord {
-        KeyRecord { account, label: label.to_owned(), created: timestamp(now), revoked: None }
+        KeyRecord {
+            account,
+            label: label.to_owned(),
+            created: timestamp(now),
+            revoked: None,
+        }
     }
 
     /// Whether requests with this key are accepted.
@@ -163,7 +168,13 @@ pub fn date(now: UnixMillis) -> String {
 /// RFC 3339 timestamp of `now`, UTC, to the second.
 pub fn timestamp(now: UnixMillis) -> String {
     let secs = now.0 / 1000 % 86_400;
-    format!("{}T{:02}:{:02}:{:02}Z", date(now), secs / 3600, secs / 60 % 60, secs % 60)
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        date(now),
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }
 
 /// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).

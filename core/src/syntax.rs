@@ -30,7 +30,7 @@
 //! `regex-syntax`.
 
 use regex_syntax::ast::{
-    self, Ast, AssertionKind, ClassPerlKind, ClassSet, ClassSetItem, GroupKind, HexLiteralKind,
+    self, AssertionKind, Ast, ClassPerlKind, ClassSet, ClassSetItem, GroupKind, HexLiteralKind,
     LiteralKind, SpecialLiteralKind,
 };
 
@@ -43,7 +43,8 @@ pub const REGEX_SIZE_LIMIT: usize = 256 * 1024;
 pub const REGEX_NEST_LIMIT: u32 = 32;
 
 /// ECMAScript's `\s`: WhiteSpace and LineTerminator code points.
-const JS_SPACE: &str = r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+const JS_SPACE: &str =
+    r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 
 /// Why a regex is not in the shared subset. The text is shown to the person who
 /// tried to add the pattern, so it names the construct and the fix.

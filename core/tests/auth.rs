@@ -60,7 +60,10 @@ fn absurdly_long_key_is_invalid() {
     let mut world = World::new();
     let long = format!("Bearer {}", "a".repeat(100_000));
     let response = world.request("GET", "/v1/filters", &[("Authorization", &long)]);
-    assert_eq!((response.status, error_of(&response).as_str()), (401, INVALID));
+    assert_eq!(
+        (response.status, error_of(&response).as_str()),
+        (401, INVALID)
+    );
 }
 
 #[test]
@@ -70,16 +73,26 @@ fn revoked_key_is_invalid() {
     assert_eq!(world.get("/v1/filters", &key).status, 200);
     world.revoke(&key);
     let response = world.get("/v1/filters", &key);
-    assert_eq!((response.status, error_of(&response).as_str()), (401, INVALID));
+    assert_eq!(
+        (response.status, error_of(&response).as_str()),
+        (401, INVALID)
+    );
 }
 
 #[test]
 fn header_that_is_not_utf8_is_malformed() {
     let mut world = World::new();
     let headers: [(&str, &[u8]); 1] = [("Authorization", b"Bearer \xff\xfe")];
-    let request = noise_filter_core::Request { method: "GET", target: "/v1/filters", headers: &headers };
+    let request = noise_filter_core::Request {
+        method: "GET",
+        target: "/v1/filters",
+        headers: &headers,
+    };
     let response = noise_filter_core::run(&request, world.now, &mut world.store);
-    assert_eq!((response.status, error_of(&response).as_str()), (401, MISSING));
+    assert_eq!(
+        (response.status, error_of(&response).as_str()),
+        (401, MISSING)
+    );
 }
 
 #[test]
@@ -96,7 +109,11 @@ fn generated_keys_have_the_documented_shape() {
     let key = noise_filter_core::ApiKey::from_random([0xab; 24]);
     assert_eq!(key.expose(), format!("nf_{}", "ab".repeat(24)));
     assert!(noise_filter_core::auth::is_well_formed(key.expose()));
-    assert_eq!(format!("{key:?}"), "ApiKey(nf_…)", "Debug never shows the secret");
+    assert_eq!(
+        format!("{key:?}"),
+        "ApiKey(nf_…)",
+        "Debug never shows the secret"
+    );
     // SHA-256 of the presented token, hex.
     assert_eq!(
         noise_filter_core::KeyHash::of("abc").as_str(),

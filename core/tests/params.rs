@@ -97,7 +97,13 @@ fn json_number_spellings_of_the_threshold_are_equal() {
         assert_eq!(response.body, half, "{spelling}");
     }
     for edge in ["0", "1", "-0", "0.0", "1.0", "1e0"] {
-        assert_eq!(world.get(&format!("/v1/filters?minConfidence={edge}"), &key).status, 200, "{edge}");
+        assert_eq!(
+            world
+                .get(&format!("/v1/filters?minConfidence={edge}"), &key)
+                .status,
+            200,
+            "{edge}"
+        );
     }
 }
 
@@ -106,7 +112,12 @@ fn include_custom_is_case_insensitive() {
     let mut world = World::new();
     let key = world.key("acme");
     for value in ["true", "TRUE", "True", "false", "FALSE", "fAlSe"] {
-        assert_eq!(world.get(&format!("/v1/filters?includeCustom={value}"), &key).status, 200);
+        assert_eq!(
+            world
+                .get(&format!("/v1/filters?includeCustom={value}"), &key)
+                .status,
+            200
+        );
     }
 }
 
@@ -114,7 +125,10 @@ fn include_custom_is_case_insensitive() {
 fn default_is_all_categories_at_half_with_custom() {
     let mut world = World::new();
     let key = world.key("acme");
-    world.custom("acme", serde_json::json!([{"pattern": "acme-widget-noise"}]));
+    world.custom(
+        "acme",
+        serde_json::json!([{"pattern": "acme-widget-noise"}]),
+    );
     let response = world.get("/v1/filters", &key);
     let listed = ids(&response);
     let expected: Vec<String> = catalog::patterns()
@@ -131,8 +145,14 @@ fn default_is_all_categories_at_half_with_custom() {
         .map(|p| p["category"].as_str().unwrap().to_owned())
         .collect();
     for c in Category::ALL {
-        if catalog::patterns().iter().any(|p| p.category == c && p.confidence >= 0.5) {
-            assert!(categories.contains(c.name(Variant::A)), "{c:?} present by default");
+        if catalog::patterns()
+            .iter()
+            .any(|p| p.category == c && p.confidence >= 0.5)
+        {
+            assert!(
+                categories.contains(c.name(Variant::A)),
+                "{c:?} present by default"
+            );
         }
     }
 }
@@ -152,14 +172,27 @@ fn two_categories_restrict_the_list_in_both_variants() {
     let mut world = World::new();
     let key = world.key("acme");
     for (variant, target) in [
-        (Variant::A, "/v1/filters?categories=network-issue,browser-extension"),
-        (Variant::B, "/api/v1/filters?categories=NETWORK_ISSUE,BROWSER_EXTENSION"),
+        (
+            Variant::A,
+            "/v1/filters?categories=network-issue,browser-extension",
+        ),
+        (
+            Variant::B,
+            "/api/v1/filters?categories=NETWORK_ISSUE,BROWSER_EXTENSION",
+        ),
     ] {
         let body = json(&world.get(target, &key));
-        let names: std::collections::BTreeSet<&str> =
-            body["patterns"].as_array().unwrap().iter().map(|p| p["category"].as_str().unwrap()).collect();
-        let want: std::collections::BTreeSet<&str> =
-            [Category::NetworkIssue.name(variant), Category::BrowserExtension.name(variant)].into();
+        let names: std::collections::BTreeSet<&str> = body["patterns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["category"].as_str().unwrap())
+            .collect();
+        let want: std::collections::BTreeSet<&str> = [
+            Category::NetworkIssue.name(variant),
+            Category::BrowserExtension.name(variant),
+        ]
+        .into();
         assert_eq!(names, want, "{variant:?}");
     }
 }
@@ -172,7 +205,10 @@ fn custom_category_on_a_selects_uncategorised_custom_patterns() {
         "acme",
         serde_json::json!([{"pattern": "widget-noise"}, {"pattern": "crawler-x/", "category": "bot-traffic"}]),
     );
-    assert_eq!(ids(&world.get("/v1/filters?categories=custom", &key)), ["custom-1"]);
+    assert_eq!(
+        ids(&world.get("/v1/filters?categories=custom", &key)),
+        ["custom-1"]
+    );
     // With includeCustom=false that is simply an empty list.
     let empty = world.get("/v1/filters?categories=custom&includeCustom=false", &key);
     assert_eq!(empty.status, 200);
@@ -182,7 +218,12 @@ fn custom_category_on_a_selects_uncategorised_custom_patterns() {
     assert_eq!(bots.last().map(String::as_str), Some("custom-2"));
     // Variant B shows uncategorised custom patterns as OTHER.
     let other = json(&world.get("/api/v1/filters?categories=OTHER&minConfidence=1", &key));
-    let custom: Vec<_> = other["patterns"].as_array().unwrap().iter().filter(|p| p["id"] == "custom-1").collect();
+    let custom: Vec<_> = other["patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["id"] == "custom-1")
+        .collect();
     assert_eq!(custom.len(), 1);
     assert_eq!(custom[0]["category"], "OTHER");
 }
@@ -206,11 +247,19 @@ fn threshold_is_inclusive_at_the_boundary() {
     for p in catalog::patterns() {
         let confidence = p.confidence;
         let at = ids(&world.get(&format!("/v1/filters?minConfidence={confidence}"), &key));
-        assert!(at.contains(&p.id.to_owned()), "{} listed at its own confidence {confidence}", p.id);
+        assert!(
+            at.contains(&p.id.to_owned()),
+            "{} listed at its own confidence {confidence}",
+            p.id
+        );
         if confidence < 1.0 {
             let above = confidence + 0.001;
             let listed = ids(&world.get(&format!("/v1/filters?minConfidence={above}"), &key));
-            assert!(!listed.contains(&p.id.to_owned()), "{} not listed above {confidence}", p.id);
+            assert!(
+                !listed.contains(&p.id.to_owned()),
+                "{} not listed above {confidence}",
+                p.id
+            );
         }
     }
 }
@@ -221,8 +270,15 @@ fn high_threshold_returns_only_confident_patterns() {
     let key = world.key("acme");
     let body = json(&world.get("/v1/filters?minConfidence=0.95", &key));
     let patterns = body["patterns"].as_array().unwrap();
-    assert!(patterns.iter().all(|p| p["confidence"].as_f64().unwrap() >= 0.95));
-    let expected = catalog::patterns().iter().filter(|p| p.confidence >= 0.95).count();
+    assert!(
+        patterns
+            .iter()
+            .all(|p| p["confidence"].as_f64().unwrap() >= 0.95)
+    );
+    let expected = catalog::patterns()
+        .iter()
+        .filter(|p| p.confidence >= 0.95)
+        .count();
     assert_eq!(patterns.len(), expected);
 }
 
@@ -230,7 +286,10 @@ fn high_threshold_returns_only_confident_patterns() {
 fn low_threshold_shows_patterns_below_half() {
     let mut world = World::new();
     let key = world.key("acme");
-    let low = catalog::patterns().iter().filter(|p| p.confidence < 0.5).count();
+    let low = catalog::patterns()
+        .iter()
+        .filter(|p| p.confidence < 0.5)
+        .count();
     assert!(low > 0, "the catalog has patterns below 0.5");
     let all = ids(&world.get("/v1/filters?minConfidence=0", &key));
     let default = ids(&world.get("/v1/filters", &key));

@@ -31,7 +31,11 @@ fn target() -> impl Strategy<Value = String> {
         "[a-z]{2040,2100}",
     ];
     (path, proptest::collection::vec(param, 0..4)).prop_map(|(p, params)| {
-        if params.is_empty() { p } else { format!("{p}?{}", params.join("&")) }
+        if params.is_empty() {
+            p
+        } else {
+            format!("{p}?{}", params.join("&"))
+        }
     })
 }
 

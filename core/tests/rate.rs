@@ -23,7 +23,10 @@ fn exactly_the_limit_is_admitted_in_a_fresh_window() {
     assert_eq!(over.status, 429);
     assert_eq!(error_of(&over), "Rate limit exceeded");
     assert_eq!(over.header("cache-control"), Some("no-store"));
-    assert_eq!(over.header("ratelimit-policy"), Some("\"per-key\";q=1000;w=60"));
+    assert_eq!(
+        over.header("ratelimit-policy"),
+        Some("\"per-key\";q=1000;w=60")
+    );
     let retry: u64 = over.header("retry-after").unwrap().parse().unwrap();
     // 1000 used at 30 s into the window: only once this window decays in the
     // next one is there room, 60 ms into it.
@@ -38,8 +41,20 @@ fn over_the_limit_everything_is_429_even_bad_requests() {
     for _ in 0..LIMIT {
         world.get("/v1/filters?includeCustom=false", &key);
     }
-    assert_eq!(world.get("/v1/filters?minConfidence=banana", &key).status, 429);
-    assert_eq!(world.request("HEAD", "/v1/filters", &[("Authorization", &format!("Bearer {key}"))]).status, 429);
+    assert_eq!(
+        world.get("/v1/filters?minConfidence=banana", &key).status,
+        429
+    );
+    assert_eq!(
+        world
+            .request(
+                "HEAD",
+                "/v1/filters",
+                &[("Authorization", &format!("Bearer {key}"))]
+            )
+            .status,
+        429
+    );
 }
 
 #[test]
@@ -52,9 +67,18 @@ fn refused_requests_are_not_counted_so_retry_after_holds() {
     for _ in 0..50 {
         assert_eq!(world.get("/v1/filters", &key).status, 429);
     }
-    let retry: u64 = world.get("/v1/filters", &key).header("retry-after").unwrap().parse().unwrap();
+    let retry: u64 = world
+        .get("/v1/filters", &key)
+        .header("retry-after")
+        .unwrap()
+        .parse()
+        .unwrap();
     world.now = UnixMillis(world.now.0 + retry * 1000);
-    assert_eq!(world.get("/v1/filters", &key).status, 200, "admitted after Retry-After");
+    assert_eq!(
+        world.get("/v1/filters", &key).status,
+        200,
+        "admitted after Retry-After"
+    );
 }
 
 #[test]
@@ -79,7 +103,11 @@ fn not_modified_does_not_use_allowance() {
     let etag = first.header("etag").unwrap().to_owned();
     let auth = format!("Bearer {key}");
     for _ in 0..5 {
-        let cached = world.request("GET", "/v1/filters", &[("Authorization", &auth), ("If-None-Match", &etag)]);
+        let cached = world.request(
+            "GET",
+            "/v1/filters",
+            &[("Authorization", &auth), ("If-None-Match", &etag)],
+        );
         assert_eq!(cached.status, 304);
         assert_eq!(cached.header("ratelimit"), Some("\"per-key\";r=999;t=30"));
     }
@@ -94,7 +122,10 @@ fn previous_window_decays_linearly() {
     // Spend the whole limit at the very end of one window.
     world.now = UnixMillis(window_start(&world) + WINDOW_MS - 1);
     for _ in 0..LIMIT {
-        assert_eq!(world.get("/v1/filters?includeCustom=false", &key).status, 200);
+        assert_eq!(
+            world.get("/v1/filters?includeCustom=false", &key).status,
+            200
+        );
     }
     // At the start of the next window almost nothing is free ...
     world.now = UnixMillis(window_start(&world) + WINDOW_MS);
@@ -143,18 +174,36 @@ fn decision_table() {
         (45_000, 1, 1000, RateDecision::Admitted { remaining: 749 }),
     ];
     for &(elapsed_ms, current, previous, expected) in cases {
-        let got = rate::decide(RateWindow { index: 100, elapsed_ms }, current, previous);
-        assert_eq!(got, expected, "elapsed {elapsed_ms}, current {current}, previous {previous}");
+        let got = rate::decide(
+            RateWindow {
+                index: 100,
+                elapsed_ms,
+            },
+            current,
+            previous,
+        );
+        assert_eq!(
+            got, expected,
+            "elapsed {elapsed_ms}, current {current}, previous {previous}"
+        );
     }
 }
 
 /// Whatever order concurrent increments land in, exactly the limit is admitted.
 #[test]
 fn concurrent_increments_never_over_admit() {
-    let window = RateWindow { index: 100, elapsed_ms: 10_000 };
+    let window = RateWindow {
+        index: 100,
+        elapsed_ms: 10_000,
+    };
     for previous in [0, 100, 999, 5000] {
         let admitted = (1..=3000)
-            .filter(|&n| matches!(rate::decide(window, n, previous), RateDecision::Admitted { .. }))
+            .filter(|&n| {
+                matches!(
+                    rate::decide(window, n, previous),
+                    RateDecision::Admitted { .. }
+                )
+            })
             .count() as u64;
         let allowance = (LIMIT * WINDOW_MS).saturating_sub(previous * 50_000) / WINDOW_MS;
         assert_eq!(admitted, allowance, "previous {previous}");

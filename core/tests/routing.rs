@@ -60,12 +60,22 @@ fn method_not_allowed_lists_allowed_methods() {
 #[test]
 fn preflight_headers() {
     let mut world = World::new();
-    let response = world.request("OPTIONS", "/v1/filters", &[("Origin", "https://app.example")]);
+    let response = world.request(
+        "OPTIONS",
+        "/v1/filters",
+        &[("Origin", "https://app.example")],
+    );
     assert_eq!(response.status, 204);
     assert!(response.body.is_empty());
     assert_eq!(response.header("access-control-allow-origin"), Some("*"));
-    assert_eq!(response.header("access-control-allow-headers"), Some("Authorization"));
-    assert_eq!(response.header("access-control-allow-methods"), Some("GET, HEAD, OPTIONS"));
+    assert_eq!(
+        response.header("access-control-allow-headers"),
+        Some("Authorization")
+    );
+    assert_eq!(
+        response.header("access-control-allow-methods"),
+        Some("GET, HEAD, OPTIONS")
+    );
     assert_eq!(response.header("access-control-max-age"), Some("86400"));
     assert_eq!(response.header("cache-control"), Some("no-store"));
 }
@@ -100,13 +110,21 @@ fn order_path_then_method_then_auth_then_rate_then_params() {
     // Bad method beats missing key.
     assert_eq!(world.request("POST", "/v1/filters", &[]).status, 405);
     // Missing key beats bad parameters.
-    assert_eq!(world.request("GET", "/v1/filters?minConfidence=7", &[]).status, 401);
+    assert_eq!(
+        world
+            .request("GET", "/v1/filters?minConfidence=7", &[])
+            .status,
+        401
+    );
     // A valid key with bad parameters gets 400 and it counts against the limit.
     let key = world.key("acme");
     let bad = world.get("/v1/filters?minConfidence=7", &key);
     assert_eq!(bad.status, 400);
     assert_eq!(bad.header("ratelimit"), Some("\"per-key\";r=999;t=30"));
-    assert_eq!(world.get("/v1/filters", &key).header("ratelimit"), Some("\"per-key\";r=998;t=30"));
+    assert_eq!(
+        world.get("/v1/filters", &key).header("ratelimit"),
+        Some("\"per-key\";r=998;t=30")
+    );
 }
 
 #[test]

@@ -85,13 +85,24 @@ fn translation_has_ecmascript_meaning() {
         (r"\bbot\b", "a bot here", true),
         (r"é\b", "éa", true),
         // Case-insensitive as new RegExp(p, "i").
-        (r"^loading chunk \d+ failed", "Loading CHUNK 12 failed.", true),
+        (
+            r"^loading chunk \d+ failed",
+            "Loading CHUNK 12 failed.",
+            true,
+        ),
         // ^ and $ anchor the whole text (no m flag).
         (r"^b$", "a\nb", false),
     ];
     for &(pattern, text, expected) in cases {
         let rust = translate(pattern).unwrap();
-        let regex = regex::RegexBuilder::new(&rust).case_insensitive(true).build().unwrap();
-        assert_eq!(regex.is_match(text), expected, "{pattern:?} on {text:?} (as {rust:?})");
+        let regex = regex::RegexBuilder::new(&rust)
+            .case_insensitive(true)
+            .build()
+            .unwrap();
+        assert_eq!(
+            regex.is_match(text),
+            expected,
+            "{pattern:?} on {text:?} (as {rust:?})"
+        );
     }
 }

@@ -18,7 +18,11 @@ pub struct World {
 
 impl World {
     pub fn new() -> World {
-        World { store: MemoryStore::new(), now: NOW, minted: 0 }
+        World {
+            store: MemoryStore::new(),
+            now: NOW,
+            minted: 0,
+        }
     }
 
     /// Creates an active key for `account` and returns it.
@@ -26,7 +30,11 @@ impl World {
         self.minted += 1;
         let key = ApiKey::from_random([self.minted; 24]);
         let record = KeyRecord::new(AccountId::new(account).unwrap(), "test", self.now);
-        self.store.set(StoreLabel::Default, &store::key_record_key(&key.hash()), record.to_json());
+        self.store.set(
+            StoreLabel::Default,
+            &store::key_record_key(&key.hash()),
+            record.to_json(),
+        );
         key.expose().to_owned()
     }
 
@@ -46,15 +54,23 @@ impl World {
             .store
             .entries
             .get(&(StoreLabel::Default, key.clone()))
-            .map_or_else(CustomPatterns::new, |b| CustomPatterns::from_json(b).unwrap());
+            .map_or_else(CustomPatterns::new, |b| CustomPatterns::decode(b).unwrap());
         let news: Vec<NewPattern> = serde_json::from_value(patterns).unwrap();
         doc.add_all(news, self.now).unwrap();
-        self.store.set(StoreLabel::Default, &key, doc.to_json());
+        self.store.set(StoreLabel::Default, &key, doc.encode());
     }
 
     pub fn request(&mut self, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
         let headers: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
-        run(&Request { method, target, headers: &headers }, self.now, &mut self.store)
+        run(
+            &Request {
+                method,
+                target,
+                headers: &headers,
+            },
+            self.now,
+            &mut self.store,
+        )
     }
 
     /// A GET with `Authorization: Bearer <key>`.
@@ -67,7 +83,10 @@ impl World {
 /// The body as JSON.
 pub fn json(response: &Response) -> serde_json::Value {
     serde_json::from_slice(&response.body).unwrap_or_else(|e| {
-        panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&response.body))
+        panic!(
+            "body is not JSON ({e}): {}",
+            String::from_utf8_lossy(&response.body)
+        )
     })
 }
 
@@ -76,7 +95,10 @@ pub fn error_of(response: &Response) -> String {
     let value = json(response);
     let object = value.as_object().expect("error body is an object");
     assert_eq!(object.len(), 1, "error body has exactly one field: {value}");
-    object["error"].as_str().expect("error is a string").to_owned()
+    object["error"]
+        .as_str()
+        .expect("error is a string")
+        .to_owned()
 }
 
 /// Ids of the patterns in a response body.
