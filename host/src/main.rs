@@ -1,1 +1,435 @@
-fn main() {}
+//! `noise-filter-host`: serves the noise-filter Spin component under wasmtime,
+//! and administers its key-value store.
+//!
+//! ```text
+//! noise-filter-host serve [--listen 127.0.0.1:8080]
+//! noise-filter-host keys create --account acme [--label ci]
+//! noise-filter-host keys list [--account acme]
+//! noise-filter-host keys revoke <hash prefix>
+//! noise-filter-host patterns add --account acme --pattern "…" [--type regex] …
+//! noise-filter-host patterns list --account acme
+//! noise-filter-host patterns remove --account acme <id>
+//! noise-filter-host patterns import --account acme patterns.json
+//! ```
+//!
+//! Every command works on the same store, chosen with `--state-dir`,
+//! `--store` and `--rate-store` (see `docs/SERVING.md`).
+
+mod admin;
+mod floor;
+mod guest;
+mod kv;
+mod serve;
+mod sqlite;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use noise_filter_core::NewPattern;
+
+use crate::kv::{StoreSpec, Stores};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "noise-filter-host",
+    version,
+    about = "Serve the noise-filter component under wasmtime and administer its key-value store"
+)]
+struct Cli {
+    #[command(flatten)]
+    store: StoreArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Args)]
+struct StoreArgs {
+    /// Directory of Spin's SQLite store (`sqlite_key_value.db`). Default: the
+    /// `.spin` folder next to `spin-app/spin.toml` when run inside the
+    /// repository, else `./.spin`.
+    #[arg(long, global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Store of the `default` label (keys, custom patterns): `sqlite` or
+    /// `redis://host:port`.
+    #[arg(long, global = true, default_value = "sqlite", value_name = "STORE")]
+    store: StoreSpec,
+    /// Store of the `rate` label (counters): `memory`, `sqlite` or
+    /// `redis://host:port`. Default: `memory`, or the same Redis as `--store`.
+    #[arg(long, global = true, value_name = "STORE")]
+    rate_store: Option<StoreSpec>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the component over HTTP.
+    Serve(ServeArgs),
+    /// Create, list and revoke API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Add, list, remove and import an account's custom patterns.
+    #[command(subcommand)]
+    Patterns(PatternsCommand),
+    /// Serve precomputed response bytes with bare hyper: the benchmark's floor.
+    #[command(hide = true)]
+    BenchFloor(floor::FloorArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the first line printed
+    /// says which).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The component (`noise_filter_spin.wasm`). Default: where
+    /// `cargo xtask component` puts it, beside this binary's target folder.
+    #[arg(long, value_name = "FILE")]
+    component: Option<PathBuf>,
+    /// Fix the component's wall clock at this many milliseconds since the
+    /// epoch (tests: deterministic bytes and rate windows).
+    #[arg(long, hide = true, value_name = "MS")]
+    fixed_time_ms: Option<u64>,
+    /// Do not create a demo key when the store has none.
+    #[arg(long)]
+    no_demo_key: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Create a key for an account; the key is printed once, stored as a hash.
+    Create {
+        /// The account (a-z, 0-9, '.', '_', '-').
+        #[arg(long)]
+        account: String,
+        /// A note for the listing ("ci", "production").
+        #[arg(long, default_value = "")]
+        label: String,
+        /// How many keys to create (benchmarks), one per line.
+        #[arg(long, default_value_t = 1, hide = true)]
+        count: u32,
+    },
+    /// List keys: hash prefix, account, label, created, revoked (never the key).
+    List {
+        /// Only this account's keys.
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Revoke a key, named by the start of its hash as `keys list` shows it.
+    Revoke {
+        /// At least 6 hex digits of the key's hash.
+        hash_prefix: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PatternsCommand {
+    /// Add one custom pattern (validated; refused patterns write nothing).
+    Add {
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// The pattern text.
+        #[arg(long)]
+        pattern: String,
+        /// `string` (case-insensitive substring) or `regex`.
+        #[arg(long = "type", default_value = "string")]
+        kind: String,
+        /// One of the six categories (either variant's spelling) or `custom`.
+        #[arg(long)]
+        category: Option<String>,
+        /// 0 to 1 (default 1).
+        #[arg(long)]
+        confidence: Option<f64>,
+        /// Where the pattern comes from.
+        #[arg(long)]
+        source: Option<String>,
+        /// An id of your choosing (`custom-…`); assigned when absent.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// List an account's custom patterns.
+    List {
+        /// The account.
+        #[arg(long)]
+        account: String,
+    },
+    /// Remove one custom pattern by id.
+    Remove {
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// The pattern's id.
+        id: String,
+    },
+    /// Import patterns from a JSON array file: all of them, or none.
+    Import {
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// The file.
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::BenchFloor(args) = cli.command {
+        return floor::run(args).await;
+    }
+    let state_dir = cli
+        .store
+        .state_dir
+        .clone()
+        .unwrap_or_else(default_state_dir);
+    let sqlite_path = state_dir.join(sqlite::FILE_NAME);
+    let rate = cli
+        .store
+        .rate_store
+        .clone()
+        .unwrap_or(match &cli.store.store {
+            StoreSpec::Redis(url) => StoreSpec::Redis(url.clone()),
+            _ => StoreSpec::Memory,
+        });
+    let describe = |spec: &StoreSpec| match spec {
+        StoreSpec::Sqlite => format!("sqlite {}", sqlite_path.display()),
+        StoreSpec::Memory => "memory".to_owned(),
+        StoreSpec::Redis(url) => url.clone(),
+    };
+    let store_line = format!(
+        "store: default = {}, rate = {}",
+        describe(&cli.store.store),
+        describe(&rate)
+    );
+    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path).await?;
+    match cli.command {
+        Command::Serve(args) => {
+            let component = args.component.clone().unwrap_or_else(default_component);
+            let options = serve::ServeOptions {
+                listen: args.listen,
+                component,
+                fixed_time_ms: args.fixed_time_ms,
+            };
+            let ready = serve::start(&options).await?;
+            println!("{store_line}");
+            if !args.no_demo_key {
+                greet(&stores.default, &ready.base).await?;
+            }
+            serve::serve(ready, stores).await
+        }
+        Command::Keys(KeysCommand::Create {
+            account,
+            label,
+            count,
+        }) => {
+            for _ in 0..count {
+                let key = admin::create_key(&stores.default, &account, &label).await?;
+                eprintln!(
+                    "created a key for account {account} (hash {}); it is shown only now:",
+                    key.hash().short()
+                );
+                println!("{}", key.expose());
+            }
+            Ok(())
+        }
+        Command::Keys(KeysCommand::List { account }) => {
+            let keys = admin::list_keys(&stores.default, account.as_deref()).await?;
+            admin::print_keys(&keys)
+        }
+        Command::Keys(KeysCommand::Revoke { hash_prefix }) => {
+            match admin::revoke_key(&stores.default, &hash_prefix).await? {
+                admin::Revoked::Now { hash, account } => {
+                    println!("revoked key {} of account {account}", &hash[..12]);
+                }
+                admin::Revoked::Already { hash, at } => {
+                    println!("key {} was already revoked at {at}", &hash[..12]);
+                }
+            }
+            Ok(())
+        }
+        Command::Patterns(PatternsCommand::Add {
+            account,
+            pattern,
+            kind,
+            category,
+            confidence,
+            source,
+            id,
+        }) => {
+            let new = new_pattern(pattern, &kind, category, confidence, source, id)?;
+            let ids = admin::add_patterns(&stores.default, &account, vec![new]).await?;
+            println!("added {} to account {account}", ids.join(", "));
+            Ok(())
+        }
+        Command::Patterns(PatternsCommand::List { account }) => {
+            let patterns = admin::list_patterns(&stores.default, &account).await?;
+            admin::print_patterns(&patterns)
+        }
+        Command::Patterns(PatternsCommand::Remove { account, id }) => {
+            admin::remove_pattern(&stores.default, &account, &id).await?;
+            println!("removed {id} from account {account}");
+            Ok(())
+        }
+        Command::Patterns(PatternsCommand::Import { account, file }) => {
+            let news = admin::read_import(&file)?;
+            let count = news.len();
+            let ids = admin::add_patterns(&stores.default, &account, news).await?;
+            println!(
+                "imported {count} patterns into account {account}: {}",
+                ids.join(", ")
+            );
+            Ok(())
+        }
+        Command::BenchFloor(_) => unreachable!("handled above"),
+    }
+}
+
+/// First run (no keys): create a demo key and show how to use it.
+async fn greet(default: &kv::Backend, base: &str) -> anyhow::Result<()> {
+    let keys = admin::list_keys(default, None).await?;
+    if !keys.is_empty() {
+        println!(
+            "{} key(s) in the store; create another with: noise-filter-host keys create --account NAME",
+            keys.len()
+        );
+        return Ok(());
+    }
+    let key = admin::create_key(default, "demo", "demo")
+        .await
+        .context("creating the demo key")?;
+    let key = key.expose();
+    println!(
+        "first run: created a demo key for account \"demo\" (shown only now, stored as a hash):"
+    );
+    println!("  {key}");
+    println!("try it:");
+    println!("  curl -i -H 'Authorization: Bearer {key}' {base}/v1/filters");
+    println!(
+        "  curl -i -H 'Authorization: Bearer {key}' '{base}/api/v1/filters?categories=BOT_TRAFFIC'"
+    );
+    Ok(())
+}
+
+fn new_pattern(
+    pattern: String,
+    kind: &str,
+    category: Option<String>,
+    confidence: Option<f64>,
+    source: Option<String>,
+    id: Option<String>,
+) -> anyhow::Result<NewPattern> {
+    let json = serde_json::json!({
+        "pattern": pattern,
+        "type": kind,
+        "category": category,
+        "confidence": confidence,
+        "source": source,
+        "id": id,
+    });
+    serde_json::from_value(json)
+        .map_err(|e| anyhow::anyhow!("--type {kind:?}: {e}; use string or regex"))
+}
+
+/// `spin-app/.spin` of the repository when run inside it (so `spin up` in
+/// `spin-app/` sees the same keys), else `./.spin`.
+fn default_state_dir() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    for dir in cwd.ancestors() {
+        if dir.join("spin-app").join("spin.toml").is_file() {
+            return dir.join("spin-app").join(".spin");
+        }
+        if dir.join("spin.toml").is_file() {
+            return dir.join(".spin");
+        }
+    }
+    cwd.join(".spin")
+}
+
+/// `<target>/wasm32-wasip2/wasm/noise_filter_spin.wasm`, where `<target>` is
+/// the folder above this binary's profile folder (`<target>/release/…`).
+fn default_component() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    component_beside(&exe)
+}
+
+fn component_beside(exe: &Path) -> PathBuf {
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("target"));
+    target
+        .join("wasm32-wasip2")
+        .join("wasm")
+        .join("noise_filter_spin.wasm")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_path_beside_the_binary() {
+        assert_eq!(
+            component_beside(Path::new("/t/release/noise-filter-host")),
+            Path::new("/t/wasm32-wasip2/wasm/noise_filter_spin.wasm")
+        );
+    }
+
+    #[test]
+    fn cli_parses() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "h",
+            "--store",
+            "redis://127.0.0.1:1",
+            "patterns",
+            "add",
+            "--account",
+            "a",
+            "--pattern",
+            "xyz",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.store.store,
+            StoreSpec::Redis("redis://127.0.0.1:1".into())
+        );
+    }
+
+    #[test]
+    fn new_pattern_from_flags() {
+        let p = new_pattern(
+            "abc def".into(),
+            "regex",
+            Some("bot-traffic".into()),
+            Some(0.7),
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.kind, noise_filter_core::Kind::Regex);
+        assert!(new_pattern("abc".into(), "glob", None, None, None, None).is_err());
+    }
+}

@@ -1,15 +1,72 @@
-//! The Spin component and the server (owned by the serving work, issue 4).
+//! The Spin component and the server (`cargo xtask component`, `cargo xtask serve`).
 
 use std::path::PathBuf;
+use std::process::Command;
 
-use crate::util::Result;
+use crate::util::{self, Result};
+
+/// The Rust target of the component.
+const TARGET: &str = "wasm32-wasip2";
+/// The cargo profile of the component (root `Cargo.toml`: small and fast).
+const PROFILE: &str = "wasm";
 
 /// Builds the Spin component; returns the path of the `.wasm` file.
 pub(crate) fn build() -> Result<PathBuf> {
-    Err("not yet: the Spin component lands with the serving issue".into())
+    util::ensure_targets(&[TARGET])?;
+    util::run(util::cargo().args([
+        "build",
+        "--package",
+        "noise-filter-spin",
+        "--target",
+        TARGET,
+        "--profile",
+        PROFILE,
+    ]))?;
+    let wasm = util::target_dir()
+        .join(TARGET)
+        .join(PROFILE)
+        .join("noise_filter_spin.wasm");
+    if !wasm.is_file() {
+        return Err(format!("the build left no component at {}", wasm.display()));
+    }
+    eprintln!("component: {}", wasm.display());
+    Ok(wasm)
 }
 
-/// Sets up and starts the server on the embedded default store.
-pub(crate) fn serve(_args: &[String]) -> Result {
-    Err("not yet: the server lands with the serving issue (see README)".into())
+/// Sets up (target, component, host in release) and starts the server on
+/// the embedded default store, passing `args` to `noise-filter-host serve`.
+pub(crate) fn serve(args: &[String]) -> Result {
+    let wasm = build()?;
+    util::run(util::cargo().args(["build", "--release", "--package", "noise-filter-host"]))?;
+    let host = util::target_dir().join("release").join("noise-filter-host");
+    let mut cmd = Command::new(&host);
+    cmd.current_dir(util::root()).arg("serve");
+    if !args
+        .iter()
+        .any(|a| a == "--component" || a.starts_with("--component="))
+    {
+        cmd.arg("--component").arg(&wasm);
+    }
+    cmd.args(args);
+    eprintln!("$ {} serve {}", host.display(), args.join(" "));
+    exec(cmd)
+}
+
+#[cfg(unix)]
+fn exec(mut cmd: Command) -> Result {
+    use std::os::unix::process::CommandExt as _;
+    // Replaces this process: Ctrl-C and signals go straight to the server.
+    Err(format!("cannot start the server: {}", cmd.exec()))
+}
+
+#[cfg(not(unix))]
+fn exec(mut cmd: Command) -> Result {
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the server stopped: {status}"))
+    }
 }

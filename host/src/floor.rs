@@ -1,0 +1,92 @@
+//! `bench-floor` (hidden): the benchmark's floor. Bare hyper on the same
+//! runtime settings as `serve`, answering every request with the bytes the
+//! core renders for `GET /v1/filters` (status, headers, body), precomputed
+//! once. Whatever `serve` costs above this is wasmtime, the component and the
+//! store.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::server::conn::http1;
+use noise_filter_core::{
+    AccountId, ApiKey, KeyRecord, MemoryStore, Request, StoreLabel, UnixMillis, store,
+};
+use tokio::net::TcpListener;
+use wasmtime_wasi_http::io::TokioIo;
+
+/// Options of `bench-floor`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct FloorArgs {
+    /// Address to listen on (port 0: any free port, printed first).
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    listen: SocketAddr,
+    /// Request target whose answer is precomputed.
+    #[arg(long, default_value = "/v1/filters")]
+    target: String,
+}
+
+/// The core's answer to an authorized `GET target`, as a ready response.
+fn precompute(target: &str) -> hyper::Response<Full<Bytes>> {
+    let now = UnixMillis(crate::admin::now().0);
+    let key = ApiKey::from_random([1; 24]);
+    let mut kv = MemoryStore::new();
+    let record = KeyRecord::new(
+        AccountId::new("bench").expect("valid account"),
+        "bench",
+        now,
+    );
+    kv.set(
+        StoreLabel::Default,
+        &store::key_record_key(&key.hash()),
+        record.to_json(),
+    );
+    let auth = format!("Bearer {}", key.expose());
+    let headers = [("authorization", auth.as_bytes())];
+    let response = noise_filter_core::run(
+        &Request {
+            method: "GET",
+            target,
+            headers: &headers,
+        },
+        now,
+        &mut kv,
+    );
+    let mut out = hyper::Response::new(Full::new(Bytes::from(response.body)));
+    *out.status_mut() =
+        hyper::StatusCode::from_u16(response.status).unwrap_or(hyper::StatusCode::OK);
+    for (name, value) in response.headers {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+            out.headers_mut().append(name, value);
+        }
+    }
+    out
+}
+
+/// Serves the precomputed answer until interrupted.
+pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {
+    let template = Arc::new(precompute(&args.target));
+    let listener = TcpListener::bind(args.listen).await?;
+    println!("listening on http://{}", listener.local_addr()?);
+    loop {
+        let (socket, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let _ = socket.set_nodelay(true);
+        let template = template.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |_request| {
+                let mut response = hyper::Response::new(template.body().clone());
+                *response.status_mut() = template.status();
+                *response.headers_mut() = template.headers().clone();
+                async move { Ok::<_, std::convert::Infallible>(response) }
+            });
+            let _ = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(socket), service)
+                .await;
+        });
+    }
+}

@@ -1,0 +1,282 @@
+//! `serve`: the component under wasmtime, behind a hyper server.
+//!
+//! The component is compiled once at start and pre-instantiated
+//! ([`ProxyPre`]); each request gets a fresh instance from the pooling
+//! allocator, as under Spin. The host adds nothing to the component's
+//! answer but framing.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use tokio::net::TcpListener;
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime_wasi::{HostWallClock, WasiCtx};
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+
+use crate::guest::{self, Guest};
+use crate::kv::Stores;
+
+/// Most instances alive at once (requests in flight).
+const MAX_INSTANCES: u32 = 256;
+
+/// What `serve` needs.
+#[derive(Debug)]
+pub(crate) struct ServeOptions {
+    /// Address to bind; port 0 picks a free one.
+    pub(crate) listen: SocketAddr,
+    /// The component file.
+    pub(crate) component: PathBuf,
+    /// Milliseconds since the epoch that the component's wall clock always
+    /// reads (tests); `None`: the real clock.
+    pub(crate) fixed_time_ms: Option<u64>,
+}
+
+/// A wall clock that always reads the same instant.
+#[derive(Debug, Clone, Copy)]
+struct FixedClock(Duration);
+
+impl HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_millis(1)
+    }
+    fn now(&self) -> Duration {
+        self.0
+    }
+}
+
+struct Server {
+    pre: ProxyPre<Guest>,
+    stores: Arc<Stores>,
+    clock: Option<FixedClock>,
+}
+
+/// Compiles the component and links it against WASI, wasi:http and the
+/// key-value imports.
+pub(crate) fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(MAX_INSTANCES)
+        .total_core_instances(MAX_INSTANCES * 8)
+        .total_memories(MAX_INSTANCES * 2)
+        .total_tables(MAX_INSTANCES * 4)
+        .max_memory_size(256 << 20);
+    let mut config = Config::new();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // Compiled code is cached on disk (wasmtime's cache, keyed by the
+    // component's bytes and the engine's settings): a restart with the same
+    // component skips compilation.
+    match Cache::new(CacheConfig::new()) {
+        Ok(cache) => {
+            config.cache(Some(cache));
+        }
+        Err(e) => eprintln!("no compilation cache ({e}); compiling every start"),
+    }
+    let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
+    let bytes = std::fs::read(component).with_context(|| {
+        format!(
+            "cannot read the component {} (build it with `cargo xtask component`)",
+            component.display()
+        )
+    })?;
+    let component = Component::new(&engine, &bytes)
+        .map_err(anyhow::Error::from)
+        .context("the component does not compile")?;
+    let mut linker = Linker::new(&engine);
+    guest::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
+    let pre = linker
+        .instantiate_pre(&component)
+        .and_then(ProxyPre::new)
+        .map_err(anyhow::Error::from)
+        .context("the component's imports cannot all be satisfied")?;
+    Ok(pre)
+}
+
+/// A compiled component and a bound socket, not yet serving.
+pub(crate) struct Ready {
+    pre: ProxyPre<Guest>,
+    listener: TcpListener,
+    clock: Option<FixedClock>,
+    /// `http://<bound address>`.
+    pub(crate) base: String,
+}
+
+impl std::fmt::Debug for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ready")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compiles the component, binds, and prints where it listens as the first
+/// line of stdout (`listening on http://127.0.0.1:41234`).
+pub(crate) async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
+    let started = std::time::Instant::now();
+    let pre = prepare(&options.component)?;
+    let listener = TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.listen))?;
+    let base = format!("http://{}", listener.local_addr()?);
+    println!("listening on {base}");
+    eprintln!(
+        "component {} ready in {} ms",
+        options.component.display(),
+        started.elapsed().as_millis()
+    );
+    let clock = options
+        .fixed_time_ms
+        .map(|ms| FixedClock(Duration::from_millis(ms)));
+    Ok(Ready {
+        pre,
+        listener,
+        clock,
+        base,
+    })
+}
+
+/// Serves until interrupted.
+pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
+    let Ready {
+        pre,
+        listener,
+        clock,
+        ..
+    } = ready;
+    let server = Arc::new(Server {
+        pre,
+        stores: Arc::new(stores),
+        clock,
+    });
+    loop {
+        let (socket, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, go on.
+                    eprintln!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("interrupted, stopping");
+                return Ok(());
+            }
+        };
+        let _ = socket.set_nodelay(true);
+        let server = server.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let server = server.clone();
+                async move { Ok::<_, std::convert::Infallible>(server.handle(request).await) }
+            });
+            if let Err(e) = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(socket), service)
+                .await
+            {
+                if !e.is_incomplete_message() {
+                    eprintln!("connection error: {e}");
+                }
+            }
+        });
+    }
+}
+
+impl Server {
+    async fn handle(
+        &self,
+        request: hyper::Request<hyper::body::Incoming>,
+    ) -> hyper::Response<HyperOutgoingBody> {
+        match self.call_guest(request).await {
+            Ok(response) => response,
+            Err(e) => {
+                eprintln!("request failed in the host: {e:#}");
+                host_error(503, "Service unavailable: the request could not be handled")
+            }
+        }
+    }
+
+    async fn call_guest(
+        &self,
+        request: hyper::Request<hyper::body::Incoming>,
+    ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>> {
+        let mut wasi = WasiCtx::builder();
+        wasi.inherit_stderr();
+        if let Some(clock) = self.clock {
+            wasi.wall_clock(clock);
+        }
+        let mut store = Store::new(
+            self.pre.engine(),
+            Guest::new(wasi.build(), self.stores.clone()),
+        );
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let request = store
+            .data_mut()
+            .http()
+            .new_incoming_request(Scheme::Http, request)
+            .map_err(anyhow::Error::from)?;
+        let out = store
+            .data_mut()
+            .http()
+            .new_response_outparam(sender)
+            .map_err(anyhow::Error::from)?;
+        let pre = self.pre.clone();
+        let task = tokio::spawn(async move {
+            let proxy = pre.instantiate_async(&mut store).await?;
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, request, out)
+                .await
+        });
+        match receiver.await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(code)) => anyhow::bail!("the component answered with an error: {code:?}"),
+            Err(_) => {
+                let outcome = match task.await {
+                    Ok(Ok(())) => anyhow::anyhow!("the component set no response"),
+                    Ok(Err(e)) => anyhow::Error::from(e),
+                    Err(e) => anyhow::Error::from(e),
+                };
+                Err(outcome.context("the component failed"))
+            }
+        }
+    }
+}
+
+/// An answer made by the host itself (the component could not run): the
+/// same shape as the core's errors.
+fn host_error(status: u16, message: &str) -> hyper::Response<HyperOutgoingBody> {
+    let body = format!("{{\"error\":{message:?}}}");
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::SERVICE_UNAVAILABLE);
+    let headers = response.headers_mut();
+    headers.insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        "cache-control",
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
+    headers.insert(
+        "access-control-allow-origin",
+        hyper::header::HeaderValue::from_static("*"),
+    );
+    response
+}

@@ -1,0 +1,308 @@
+//! Spin's default key-value store: one SQLite file, one table.
+//!
+//! Same file (`<state dir>/sqlite_key_value.db`), same table and same counter
+//! encoding as Spin's own store, so `spin up` in `spin-app/` reads what this
+//! host and its admin tool wrote:
+//!
+//! ```sql
+//! CREATE TABLE spin_key_value (store TEXT NOT NULL, key TEXT NOT NULL,
+//!     value BLOB NOT NULL, PRIMARY KEY (store, key))
+//! ```
+//!
+//! `store` is the label (`default`, `rate`); atomic counters are 8 bytes,
+//! little-endian i64.
+//!
+//! **Durability.** The file is in WAL mode. Connections for the `default`
+//! label write with `synchronous = FULL`: a key or pattern the admin tool
+//! reported written is on disk, whatever happens to any process after. Each
+//! change is one statement, hence one transaction: a SIGKILL at any moment
+//! leaves the file with or without the change, never half of it.
+//!
+//! **Increment** is one statement (`INSERT … ON CONFLICT DO UPDATE …
+//! RETURNING`) with a small SQL function that adds to the 8-byte encoding,
+//! so concurrent increments from any number of connections or processes
+//! never lose a count.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::functions::FunctionFlags;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::kv::{KvError, KvResult};
+
+/// Spin's table, exactly as Spin creates it.
+pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS spin_key_value (store TEXT NOT NULL, \
+     key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (store, key))";
+
+/// The file name Spin uses inside its state directory (`.spin/`).
+pub(crate) const FILE_NAME: &str = "sqlite_key_value.db";
+
+/// A pool of connections to one file.
+#[derive(Debug)]
+pub(crate) struct SqliteStore {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+fn sql_error(e: rusqlite::Error) -> KvError {
+    KvError(format!("sqlite: {e}"))
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store file at `path`, and its table.
+    pub(crate) fn open(path: &Path) -> KvResult<SqliteStore> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| KvError(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let store = SqliteStore {
+            path: path.to_owned(),
+            idle: Mutex::new(Vec::new()),
+        };
+        let first = store.connect()?;
+        first.execute_batch(CREATE_TABLE).map_err(sql_error)?;
+        store.release(first);
+        Ok(store)
+    }
+
+
+    fn connect(&self) -> KvResult<Connection> {
+        let conn = Connection::open(&self.path)
+            .map_err(|e| KvError(format!("cannot open {}: {e}", self.path.display())))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql_error)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(sql_error)?;
+        conn.create_scalar_function(
+            "nf_add_i64le",
+            2,
+            FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+            |ctx| {
+                let old: Option<Vec<u8>> = ctx.get(0)?;
+                let delta: i64 = ctx.get(1)?;
+                let old = match old {
+                    None => 0,
+                    Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
+                        .map(i64::from_le_bytes)
+                        .map_err(|_| {
+                            rusqlite::Error::UserFunctionError(
+                                "value is not an 8-byte counter".into(),
+                            )
+                        })?,
+                };
+                let new = old.checked_add(delta).ok_or_else(|| {
+                    rusqlite::Error::UserFunctionError("counter would overflow".into())
+                })?;
+                Ok(new.to_le_bytes().to_vec())
+            },
+        )
+        .map_err(sql_error)?;
+        Ok(conn)
+    }
+
+    fn release(&self, conn: Connection) {
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(conn);
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> KvResult<T> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.connect()?,
+        };
+        let result = f(&conn).map_err(sql_error);
+        self.release(conn);
+        result
+    }
+
+    /// Reads a value.
+    pub(crate) fn get(&self, label: &str, key: &str) -> KvResult<Option<Vec<u8>>> {
+        self.with(|c| {
+            c.prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?
+                .query_row(params![label, key], |row| row.get(0))
+                .optional()
+        })
+    }
+
+    /// Writes a value.
+    pub(crate) fn set(&self, label: &str, key: &str, value: &[u8]) -> KvResult<()> {
+        self.with(|c| {
+            c.prepare_cached(
+                "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![label, key, value])
+            .map(drop)
+        })
+    }
+
+    /// Deletes a key.
+    pub(crate) fn delete(&self, label: &str, key: &str) -> KvResult<()> {
+        self.with(|c| {
+            c.prepare_cached("DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2")?
+                .execute(params![label, key])
+                .map(drop)
+        })
+    }
+
+    /// Keys of `label` starting with `prefix`, sorted.
+    pub(crate) fn keys(&self, label: &str, prefix: &str) -> KvResult<Vec<String>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT key FROM spin_key_value WHERE store = ?1 AND substr(key, 1, ?2) = ?3 \
+                 ORDER BY key",
+            )?;
+            let len = i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX);
+            let rows = stmt.query_map(params![label, len, prefix], |row| row.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// Atomically adds `delta` (absent: 0); returns the new value.
+    pub(crate) fn increment(&self, label: &str, key: &str, delta: i64) -> KvResult<i64> {
+        let bytes: Vec<u8> = self.with(|c| {
+            c.prepare_cached(
+                "INSERT INTO spin_key_value (store, key, value) \
+                 VALUES (?1, ?2, nf_add_i64le(NULL, ?3)) \
+                 ON CONFLICT (store, key) DO UPDATE SET value = nf_add_i64le(value, ?3) \
+                 RETURNING value",
+            )?
+            .query_row(params![label, key, delta], |row| row.get(0))
+        })?;
+        crate::kv::decode_i64(&bytes)
+    }
+
+    /// Writes `new` if the value is still `expected` (`None`: absent).
+    pub(crate) fn compare_and_swap(
+        &self,
+        label: &str,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> KvResult<bool> {
+        let changed = self.with(|c| match expected {
+            None => c
+                .prepare_cached(
+                    "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (store, key) DO NOTHING",
+                )?
+                .execute(params![label, key, new]),
+            Some(old) => c
+                .prepare_cached(
+                    "UPDATE spin_key_value SET value = ?4 \
+                     WHERE store = ?1 AND key = ?2 AND value = ?3",
+                )?
+                .execute(params![label, key, old, new]),
+        })?;
+        Ok(changed == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_file(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("nf-sqlite-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir.join(FILE_NAME)
+    }
+
+    #[test]
+    fn spin_layout_and_counters() {
+        let path = temp_file("layout");
+        let store = SqliteStore::open(&path).unwrap();
+        store.set("default", "key/abc", b"{}").unwrap();
+        assert_eq!(store.increment("rate", "rate/abc/1", 1).unwrap(), 1);
+        assert_eq!(store.increment("rate", "rate/abc/1", 2).unwrap(), 3);
+        assert_eq!(store.increment("rate", "rate/abc/1", -1).unwrap(), 2);
+        // Read back with plain SQL, as Spin would.
+        let conn = Connection::open(&path).unwrap();
+        let schema: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'spin_key_value'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(schema.contains("PRIMARY KEY (store, key)"), "{schema}");
+        let value: Vec<u8> = conn
+            .query_row(
+                "SELECT value FROM spin_key_value WHERE store='rate' AND key='rate/abc/1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(value, 2i64.to_le_bytes());
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert_eq!(
+            store.keys("default", "key/").unwrap(),
+            vec!["key/abc".to_owned()]
+        );
+        assert_eq!(
+            store.keys("default", "ke%").unwrap(),
+            Vec::<String>::new(),
+            "no LIKE wildcards"
+        );
+        store.delete("default", "key/abc").unwrap();
+        assert_eq!(store.get("default", "key/abc").unwrap(), None);
+    }
+
+    #[test]
+    fn a_non_counter_is_refused_not_clobbered() {
+        let store = SqliteStore::open(&temp_file("clobber")).unwrap();
+        store.set("rate", "c", b"abc").unwrap();
+        assert!(store.increment("rate", "c", 1).is_err());
+        assert_eq!(store.get("rate", "c").unwrap(), Some(b"abc".to_vec()));
+    }
+
+    #[test]
+    fn concurrent_increments_lose_nothing() {
+        let store = std::sync::Arc::new(SqliteStore::open(&temp_file("concurrent")).unwrap());
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        store.increment("rate", "c", 1).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(store.increment("rate", "c", 0).unwrap(), 400);
+    }
+
+    #[test]
+    fn compare_and_swap() {
+        let store = SqliteStore::open(&temp_file("cas")).unwrap();
+        assert!(store.compare_and_swap("default", "k", None, b"a").unwrap());
+        assert!(!store.compare_and_swap("default", "k", None, b"b").unwrap());
+        assert!(
+            !store
+                .compare_and_swap("default", "k", Some(b"x"), b"b")
+                .unwrap()
+        );
+        assert!(
+            store
+                .compare_and_swap("default", "k", Some(b"a"), b"b")
+                .unwrap()
+        );
+        assert_eq!(store.get("default", "k").unwrap(), Some(b"b".to_vec()));
+    }
+}
