@@ -1,0 +1,236 @@
+//! The matcher: semantics, attribution, response bodies, custom patterns, and
+//! equality with the naive loop a user would write.
+
+#[path = "support/eval.rs"]
+mod eval;
+mod support;
+use noise_filter_core::{Event, Field, Kind, Matcher, MatcherPattern, catalog};
+use proptest::prelude::*;
+use support::World;
+
+fn pattern(id: &str, text: &str, kind: Kind) -> MatcherPattern {
+    MatcherPattern {
+        id: id.into(),
+        pattern: text.into(),
+        kind,
+        category: "other".into(),
+        confidence: 0.9,
+    }
+}
+
+/// The whole catalog: as patterns, compiled by the matcher, and compiled one
+/// by one for the naive loop. Built once for all tests of this file.
+struct Compiled {
+    patterns: Vec<MatcherPattern>,
+    matcher: Matcher,
+    one_by_one: Vec<Option<regex::Regex>>,
+}
+
+static CATALOG: std::sync::LazyLock<Compiled> = std::sync::LazyLock::new(|| {
+    let patterns: Vec<MatcherPattern> = catalog::patterns()
+        .iter()
+        .map(MatcherPattern::from)
+        .collect();
+    let one_by_one = patterns
+        .iter()
+        .map(|p| {
+            (p.kind == Kind::Regex).then(|| {
+                let rust = noise_filter_core::syntax::translate(&p.pattern).unwrap();
+                regex::RegexBuilder::new(&rust)
+                    .case_insensitive(true)
+                    .build()
+                    .unwrap()
+            })
+        })
+        .collect();
+    Compiled {
+        matcher: Matcher::new(patterns.clone()).unwrap(),
+        patterns,
+        one_by_one,
+    }
+});
+
+/// What a user writes today: every pattern in turn, substrings through
+/// `to_lowercase().contains`, regexes one by one.
+fn naive(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let c = &*CATALOG;
+    c.patterns
+        .iter()
+        .zip(&c.one_by_one)
+        .filter(|(p, regex)| match regex {
+            None => lower.contains(&p.pattern.to_lowercase()),
+            Some(regex) => regex.is_match(text),
+        })
+        .map(|(p, _)| p.id.clone())
+        .collect()
+}
+
+fn matched_ids(matcher: &Matcher, text: &str) -> Vec<String> {
+    let verdict = matcher.classify(&Event {
+        message: Some(text.into()),
+        ..Default::default()
+    });
+    verdict.matches.iter().map(|m| m.id.to_owned()).collect()
+}
+
+#[test]
+fn substring_matching_is_case_insensitive() {
+    let m = Matcher::new([pattern("p", "Failed To Fetch", Kind::String)]).unwrap();
+    assert!(m.is_match("TypeError: failed to fetch"));
+    assert!(m.is_match("FAILED TO FETCH"));
+    assert!(!m.is_match("failed to fetc"));
+}
+
+#[test]
+fn substring_matching_lowercases_non_ascii_like_to_lower_case() {
+    let m = Matcher::new([pattern("p", "ÉCHEC", Kind::String)]).unwrap();
+    assert!(m.is_match("Erreur: échec du chargement"));
+    assert!(m.is_match("ÉCHEC"));
+}
+
+#[test]
+fn regex_matching_is_case_insensitive_and_anchored_as_written() {
+    let m = Matcher::new([pattern("p", r"^Script error\.?$", Kind::Regex)]).unwrap();
+    assert!(m.is_match("Script error."));
+    assert!(m.is_match("script ERROR"));
+    assert!(!m.is_match("Script error. at line 3"));
+}
+
+#[test]
+fn each_text_of_an_event_is_matched_and_attributed() {
+    let m = Matcher::new([
+        pattern("ext", "chrome-extension://", Kind::String),
+        pattern("bot", "Googlebot/", Kind::String),
+        pattern("fetch", "TypeError: Failed to fetch", Kind::String),
+    ])
+    .unwrap();
+    let event = Event {
+        exception_type: Some("TypeError".into()),
+        message: Some("Failed to fetch".into()),
+        frames: vec![
+            "https://app.example/a.js".into(),
+            "chrome-extension://abc/inpage.js".into(),
+        ],
+        user_agent: Some("Mozilla/5.0 (compatible; Googlebot/2.1)".into()),
+    };
+    let verdict = m.classify(&event);
+    assert!(verdict.noise);
+    let got: Vec<(&str, Field)> = verdict.matches.iter().map(|m| (m.id, m.field)).collect();
+    assert_eq!(
+        got,
+        [
+            ("fetch", Field::Message),
+            ("ext", Field::Frame(1)),
+            ("bot", Field::UserAgent)
+        ]
+    );
+    assert_eq!(verdict.matches[0].confidence, 0.9);
+    let json = serde_json::to_value(&verdict).unwrap();
+    assert_eq!(json["matches"][1]["field"], "frame");
+    assert_eq!(json["matches"][1]["index"], 1);
+}
+
+#[test]
+fn clean_event_is_not_noise() {
+    let matcher = Matcher::builtin(0.5);
+    let verdict = matcher.classify(&Event {
+        exception_type: Some("TypeError".into()),
+        message: Some("Cannot read properties of null (reading 'id')".into()),
+        frames: vec!["https://shop.example.com/assets/cart-9f8e.js".into()],
+        user_agent: Some("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36".into()),
+    });
+    assert!(!verdict.noise, "{:?}", verdict.matches);
+    assert!(verdict.matches.is_empty());
+}
+
+#[test]
+fn matcher_from_a_response_body_matches_like_the_catalog() {
+    let mut world = World::new();
+    let key = world.key("acme");
+    world.custom(
+        "acme",
+        serde_json::json!([{"pattern": "acme-widget exploded"}]),
+    );
+    let a = Matcher::from_response(&world.get("/v1/filters", &key).body).unwrap();
+    let b = Matcher::from_response(&world.get("/api/v1/filters", &key).body).unwrap();
+    let builtin = Matcher::builtin(0.5);
+    assert_eq!(a.patterns().len(), builtin.patterns().len() + 1);
+    assert!(a.is_match("Error: ACME-WIDGET exploded again"));
+    assert!(b.is_match("Error: ACME-WIDGET exploded again"));
+    for e in eval::events() {
+        for text in e.texts() {
+            let from_a: Vec<_> = matched_ids(&a, text);
+            let from_catalog: Vec<_> = matched_ids(&builtin, text);
+            assert_eq!(from_a, from_catalog, "{text:?}");
+        }
+    }
+}
+
+#[test]
+fn invalid_patterns_are_refused_with_the_reason() {
+    let err = Matcher::new([pattern("bad", "(?<=x)y", Kind::Regex)]).unwrap_err();
+    assert!(
+        err.0.contains("bad") && err.0.contains("does not parse"),
+        "{err}"
+    );
+    assert!(Matcher::from_response(b"{\"nope\":1}").is_err());
+}
+
+#[test]
+fn catalog_plus_custom_patterns_compile_once() {
+    let custom = noise_filter_core::CustomPattern {
+        id: "custom-1".into(),
+        pattern: r"acme-\d+ failed".into(),
+        kind: Kind::Regex,
+        category: None,
+        confidence: 1.0,
+        source: "test".into(),
+    };
+    let all = catalog::patterns()
+        .iter()
+        .map(MatcherPattern::from)
+        .chain([MatcherPattern::from(&custom)]);
+    let m = Matcher::new(all).unwrap();
+    let verdict = m.classify(&Event {
+        message: Some("ACME-42 failed".into()),
+        ..Default::default()
+    });
+    assert_eq!(verdict.matches[0].id, "custom-1");
+    assert_eq!(verdict.matches[0].category, "custom");
+}
+
+/// The automaton-and-prefilter matcher finds exactly what the naive loop
+/// finds, on every text of the evaluation set, with the whole catalog.
+#[test]
+fn matcher_equals_naive_loop_on_the_evaluation_set() {
+    let mut checked = 0;
+    for e in eval::events() {
+        for text in e.texts() {
+            assert_eq!(matched_ids(&CATALOG.matcher, text), naive(text), "{text:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 200);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Texts built from pieces of the catalog's own patterns (so matches are
+    /// frequent), with case changes and noise around them.
+    #[test]
+    fn matcher_equals_naive_loop_on_generated_texts(
+        picks in proptest::collection::vec((0usize..1000, any::<bool>(), "[ -~éÉİſK]{0,6}"), 1..4),
+    ) {
+        let patterns = &CATALOG.patterns;
+        let mut text = String::new();
+        for (i, upper, junk) in picks {
+            let p = &patterns[i % patterns.len()].pattern;
+            let piece: String = p.chars().filter(|c| !"^$\\?*+()[]{}|".contains(*c)).collect();
+            text.push_str(&if upper { piece.to_uppercase() } else { piece });
+            text.push_str(&junk);
+        }
+        prop_assert_eq!(matched_ids(&CATALOG.matcher, &text), naive(&text), "{:?}", text);
+    }
+}

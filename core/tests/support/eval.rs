@@ -1,0 +1,50 @@
+//! The labelled evaluation set (catalog/eval.toml), compiled in so the same
+#![allow(unreachable_pub, dead_code)]
+//! test runs natively and under wasm.
+
+use noise_filter_core::Event;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+pub struct LabelledEvent {
+    pub label: String,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub frames: Vec<String>,
+    #[serde(default)]
+    pub user_agent: Option<String>,
+    pub source: String,
+}
+
+impl LabelledEvent {
+    pub fn event(&self) -> Event {
+        Event {
+            exception_type: None,
+            message: self.message.clone(),
+            frames: self.frames.clone(),
+            user_agent: self.user_agent.clone(),
+        }
+    }
+
+    /// Every text of the event.
+    pub fn texts(&self) -> Vec<&str> {
+        self.message
+            .iter()
+            .chain(&self.frames)
+            .chain(&self.user_agent)
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+#[derive(Deserialize)]
+struct File {
+    event: Vec<LabelledEvent>,
+}
+
+pub fn events() -> Vec<LabelledEvent> {
+    let file: File =
+        toml::from_str(include_str!("../../catalog/eval.toml")).expect("eval.toml parses");
+    file.event
+}
