@@ -1,0 +1,341 @@
+//! What every integration test shares: the component build, temporary state
+//! folders, the host binary (server and admin tool) and a raw HTTP client
+//! that sees the response exactly as sent (header order included).
+//!
+//! **The component.** Tests need `noise_filter_spin.wasm`. The first test of
+//! each test binary runs `cargo build -p noise-filter-spin --target
+//! wasm32-wasip2 --profile wasm` once (a no-op when it is up to date), into
+//! the same target folder as the host binary under test, so the host's
+//! default component path finds it. Set `NOISE_FILTER_COMPONENT` to use a
+//! component built elsewhere instead.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use noise_filter_core::{MemoryStore, Request, Response, StoreLabel, UnixMillis};
+
+/// The instant the component's clock is fixed at: 40 s into a rate window,
+/// so nothing rolls over during a test.
+pub const NOW_MS: u64 = 1_763_800_000_000;
+/// The same, as the core takes it.
+pub const NOW: UnixMillis = UnixMillis(NOW_MS);
+
+/// The host binary under test.
+pub fn host_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_noise-filter-host"))
+}
+
+/// The cargo target folder the host binary was built in.
+pub fn target_dir() -> PathBuf {
+    host_bin().parent().and_then(Path::parent).expect("<target>/<profile>/binary").to_owned()
+}
+
+/// The component, built once per test binary.
+pub fn component() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            if let Some(path) = std::env::var_os("NOISE_FILTER_COMPONENT") {
+                return PathBuf::from(path);
+            }
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+            let status = Command::new(env!("CARGO"))
+                .current_dir(root)
+                .args(["build", "--quiet", "-p", "noise-filter-spin", "--target", "wasm32-wasip2"])
+                .args(["--profile", "wasm", "--target-dir"])
+                .arg(target_dir())
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "building the component failed (rustup target add wasm32-wasip2?)");
+            let wasm = target_dir().join("wasm32-wasip2/wasm/noise_filter_spin.wasm");
+            assert!(wasm.is_file(), "no component at {}", wasm.display());
+            wasm
+        })
+        .clone()
+}
+
+/// A fresh folder, removed when dropped.
+#[derive(Debug)]
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let unique = format!(
+            "nf-host-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        );
+        let dir = std::env::temp_dir().join(unique);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The SQLite file the host uses in this state folder.
+    pub fn db(&self) -> PathBuf {
+        self.0.join("sqlite_key_value.db")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The host binary with `--state-dir` and any store options.
+pub fn host_cmd(state: &Path, store_args: &[&str]) -> Command {
+    let mut cmd = Command::new(host_bin());
+    cmd.arg("--state-dir").arg(state).args(store_args);
+    cmd
+}
+
+/// Runs an admin command; returns its output whatever the status.
+pub fn admin(state: &Path, store_args: &[&str], args: &[&str]) -> Output {
+    host_cmd(state, store_args).args(args).output().expect("host binary runs")
+}
+
+/// Runs an admin command that must succeed; returns stdout.
+pub fn admin_ok(state: &Path, store_args: &[&str], args: &[&str]) -> String {
+    let out = admin(state, store_args, args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs an admin command that must fail; returns stderr.
+pub fn admin_err(state: &Path, store_args: &[&str], args: &[&str]) -> String {
+    let out = admin(state, store_args, args);
+    assert!(!out.status.success(), "{args:?} should have failed: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// Creates a key; returns it.
+pub fn create_key(state: &Path, store_args: &[&str], account: &str) -> String {
+    let out = admin_ok(state, store_args, &["keys", "create", "--account", account, "--label", "test"]);
+    let key = out.trim().to_owned();
+    assert!(key.starts_with("nf_") && key.len() == 51, "{out}");
+    key
+}
+
+/// A running server, killed (SIGKILL) when dropped.
+#[derive(Debug)]
+pub struct Host {
+    pub child: Child,
+    /// `127.0.0.1:port`.
+    pub addr: String,
+    /// Everything it printed on stdout after the first line.
+    pub greeting: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Host {
+    /// Starts `serve` on a free port with the clock fixed at [`NOW_MS`].
+    pub fn start(state: &Path, store_args: &[&str]) -> Host {
+        Host::start_with(state, store_args, &["--fixed-time-ms", &NOW_MS.to_string()])
+    }
+
+    /// Starts `serve` on a free port with extra `serve` arguments.
+    pub fn start_with(state: &Path, store_args: &[&str], extra: &[&str]) -> Host {
+        let stderr = std::fs::File::create(state.join(format!("host-{}.stderr", unique()))).unwrap();
+        let mut child = host_cmd(state, store_args)
+            .args(["serve", "--listen", "127.0.0.1:0", "--component"])
+            .arg(component())
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("host starts");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        let addr = first
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("first line: {first:?}"))
+            .to_owned();
+        let greeting = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = greeting.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stdout.read_line(&mut line).unwrap_or(0) > 0 {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        Host { child, addr, greeting }
+    }
+
+    /// Sends one request on a new connection.
+    pub fn send(&self, method: &str, target: &str, headers: &[(&str, &str)]) -> Reply {
+        send(&self.addr, method, target, headers)
+    }
+
+    /// `GET target` with `Authorization: Bearer key`.
+    pub fn get(&self, target: &str, key: &str) -> Reply {
+        self.send("GET", target, &[("authorization", &format!("Bearer {key}"))])
+    }
+
+    /// SIGKILL, and wait for it to be gone.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn unique() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+/// A response as it came over the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    /// Header lines in wire order, names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The first value of header `name`.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The `error` text of a JSON error body.
+    pub fn error(&self) -> String {
+        let v: serde_json::Value = serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)));
+        v["error"].as_str().expect("an error field").to_owned()
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("JSON body")
+    }
+
+    /// The pattern ids of a 200 body.
+    pub fn ids(&self) -> Vec<String> {
+        self.json()["patterns"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no pattern list: {} {}", self.status, String::from_utf8_lossy(&self.body)))
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The headers without the framing the host adds (`content-length`,
+    /// `date`, and `connection: close` echoing the test client's), checking
+    /// that the length is right.
+    pub fn without_framing(&self) -> Vec<(String, String)> {
+        if let Some(length) = self.header("content-length") {
+            assert_eq!(length, self.body.len().to_string(), "content-length");
+        }
+        self.headers
+            .iter()
+            .filter(|(n, _)| !matches!(n.as_str(), "content-length" | "date" | "connection"))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Sends one request (`connection: close`) and reads the whole response.
+pub fn send(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut stream = connect(addr);
+    let mut head = format!("{method} {target} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    parse(&raw)
+}
+
+fn connect(addr: &str) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match TcpStream::connect(addr) {
+            Ok(stream) => {
+                stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+                return stream;
+            }
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot connect to {addr}: {e}"),
+        }
+    }
+}
+
+fn parse(raw: &[u8]) -> Reply {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(raw)));
+    let head = std::str::from_utf8(&raw[..split]).unwrap();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap();
+    let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .map(|line| {
+            let (name, value) = line.split_once(':').unwrap();
+            (name.trim().to_ascii_lowercase(), value.trim().to_owned())
+        })
+        .collect();
+    Reply { status, headers, body: raw[split + 4..].to_vec() }
+}
+
+/// The `default` label of a SQLite store file, as a core [`MemoryStore`]
+/// (the rate label starts empty, as the host's in-memory one does).
+pub fn memory_copy(db: &Path) -> MemoryStore {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare("SELECT key, value FROM spin_key_value WHERE store = 'default'").unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
+        .unwrap();
+    let mut kv = MemoryStore::new();
+    for row in rows {
+        let (key, value) = row.unwrap();
+        kv.set(StoreLabel::Default, &key, value);
+    }
+    kv
+}
+
+/// The core's answer, natively, at [`NOW`].
+pub fn core_answer(kv: &mut MemoryStore, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+    let lines: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+    noise_filter_core::run(&Request { method, target, headers: &lines }, NOW, kv)
+}
+
+/// Asserts that a reply is the core's response, byte for byte, framing aside.
+pub fn assert_same(reply: &Reply, core: &Response, what: &str) {
+    assert_eq!(reply.status, core.status, "{what}: status");
+    let want: Vec<(String, String)> =
+        core.headers.iter().map(|(n, v)| ((*n).to_owned(), v.clone())).collect();
+    assert_eq!(reply.without_framing(), want, "{what}: headers");
+    assert_eq!(
+        String::from_utf8_lossy(&reply.body),
+        String::from_utf8_lossy(&core.body),
+        "{what}: body"
+    );
+}
