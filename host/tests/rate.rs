@@ -1,0 +1,104 @@
+//! The rate limit through the real host: 16 concurrent clients, the
+//! component's clock fixed inside one window so it cannot roll mid-test.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use support::{Host, TempDir, create_key};
+
+const LIMIT: usize = 1000;
+const CLIENTS: usize = 16;
+
+/// Sends `total` GETs from [`CLIENTS`] threads; returns (200s, 429s, 429
+/// replies sampled).
+fn burst(host: &Host, key: &str, total: usize) -> (usize, usize, Vec<support::Reply>) {
+    let sent = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (addr, key, sent) = (host.addr.clone(), key.to_owned(), sent.clone());
+            std::thread::spawn(move || {
+                let (mut ok, mut limited, mut samples) = (0, 0, Vec::new());
+                let auth = format!("Bearer {key}");
+                while sent.fetch_add(1, Ordering::SeqCst) < total {
+                    let reply = support::send(&addr, "GET", "/api/v1/filters", &[("authorization", &auth)]);
+                    match reply.status {
+                        200 => ok += 1,
+                        429 => {
+                            limited += 1;
+                            if samples.len() < 3 {
+                                samples.push(reply);
+                            }
+                        }
+                        other => panic!("unexpected {other}: {}", String::from_utf8_lossy(&reply.body)),
+                    }
+                }
+                (ok, limited, samples)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).fold((0, 0, Vec::new()), |mut acc, (o, l, s)| {
+        acc.0 += o;
+        acc.1 += l;
+        acc.2.extend(s);
+        acc
+    })
+}
+
+fn remaining(reply: &support::Reply) -> u64 {
+    let header = reply.header("ratelimit").expect("RateLimit header");
+    let r = header.split(';').find_map(|p| p.strip_prefix("r=")).expect("r=");
+    r.parse().unwrap()
+}
+
+#[test]
+fn exactly_the_limit_then_429_and_other_keys_unaffected() {
+    let state = TempDir::new("rate");
+    let s = state.path();
+    let key = create_key(s, &[], "acme");
+    let other = create_key(s, &[], "acme");
+    let host = Host::start(s, &[]);
+
+    // One counted request, then conditional ones answered 304: not counted.
+    let first = host.get("/api/v1/filters", &key);
+    assert_eq!((first.status, remaining(&first)), (200, 999));
+    let etag = first.header("etag").unwrap().to_owned();
+    let auth = format!("Bearer {key}");
+    for _ in 0..5 {
+        let cached = host.send("GET", "/api/v1/filters", &[("authorization", &auth), ("if-none-match", &etag)]);
+        assert_eq!((cached.status, remaining(&cached)), (304, 999), "a 304 uses up no allowance");
+    }
+
+    // 16 clients at once, 1100 requests: exactly the rest of the limit passes.
+    let (ok, limited, samples) = burst(&host, &key, 1100);
+    assert_eq!(ok, LIMIT - 1, "admitted in the window");
+    assert_eq!(limited, 1100 - (LIMIT - 1));
+    for reply in &samples {
+        assert_eq!(reply.error(), "Rate limit exceeded");
+        let retry: u64 = reply.header("retry-after").expect("Retry-After").parse().unwrap();
+        assert!((1..=60).contains(&retry), "{retry}");
+        assert_eq!(reply.header("cache-control"), Some("no-store"));
+    }
+
+    // Over the limit, everything from this key is 429, conditional or not.
+    let cached = host.send("GET", "/api/v1/filters", &[("authorization", &auth), ("if-none-match", &etag)]);
+    assert_eq!(cached.status, 429);
+    assert_eq!(host.get("/v1/filters?minConfidence=7", &key).status, 429);
+
+    // Another key of the same account has its own allowance.
+    let fresh = host.get("/api/v1/filters", &other);
+    assert_eq!((fresh.status, remaining(&fresh)), (200, 999));
+}
+
+#[test]
+fn a_refused_request_from_a_valid_key_still_counts() {
+    let state = TempDir::new("rate-400");
+    let s = state.path();
+    let key = create_key(s, &[], "acme");
+    let host = Host::start(s, &[]);
+    assert_eq!(remaining(&host.get("/v1/filters", &key)), 999);
+    let bad = host.get("/v1/filters?includeCustom=maybe", &key);
+    assert_eq!((bad.status, remaining(&bad)), (400, 998));
+    assert_eq!(remaining(&host.get("/v1/filters", &key)), 997);
+}
