@@ -1,13 +1,129 @@
-//! `cargo xtask ci`: sets up and runs every test.
+//! `cargo xtask ci`: sets up a fresh machine and runs every test.
+//!
+//! What `.ci/run` and the README's test command run. Stages, in order:
+//!
+//! 1. setup: rustup targets; Debian packages the suites drive for real
+//!    (`redis-server` for the Redis store tests, `chromium` for the browser
+//!    tests), installed when missing and the user is root;
+//! 2. `cargo fmt --check`;
+//! 3. the Spin component (the host's integration tests serve it);
+//! 4. every native test of the workspace (core, host, wasm binding, xtask);
+//! 5. the Spin component's glue, natively;
+//! 6. the core's tests compiled to `wasm32-wasip1`, run under Node's WASI;
+//! 7. the core builds for `wasm32-unknown-unknown` and `wasm32-wasip2`, and
+//!    its benchmarks compile;
+//! 8. the npm package: build, then its suites in Node, Bun, Deno, Chromium.
+
+use std::process::Command;
+use std::time::Instant;
 
 use crate::util::{self, Result};
 
+const TARGETS: [&str; 3] = ["wasm32-unknown-unknown", "wasm32-wasip1", "wasm32-wasip2"];
+
 /// Runs every test suite of the project.
 pub(crate) fn run(_args: &[String]) -> Result {
-    util::run(util::cargo().args(["test", "--workspace", "--exclude", "noise-filter-spin"]))
+    let started = Instant::now();
+    let mut stages: Vec<(&str, f64)> = Vec::new();
+    let mut stage = |name: &'static str, work: &dyn Fn() -> Result| -> Result {
+        eprintln!("\n==> {name}");
+        let t = Instant::now();
+        let outcome = work();
+        stages.push((name, t.elapsed().as_secs_f64()));
+        outcome.map_err(|e| format!("stage '{name}' failed: {e}"))
+    };
+    stage("setup", &|| {
+        util::ensure_targets(&TARGETS)?;
+        ensure_debian_packages(&[("redis-server", "redis-server"), ("chromium", "chromium")])
+    })?;
+    stage("format", &|| {
+        util::run(util::cargo().args(["fmt", "--all", "--check"]))
+    })?;
+    stage("spin component", &|| crate::component::build().map(|_| ()))?;
+    stage("native tests", &|| {
+        util::run(util::cargo().args(["test", "--workspace", "--exclude", "noise-filter-spin"]))
+    })?;
+    stage("spin glue tests", &|| {
+        util::run(util::cargo().args(["test", "-p", "noise-filter-spin"]))
+    })?;
+    stage("core tests under wasm", &wasm_test)?;
+    stage("core builds for wasm, benches compile", &|| {
+        for target in ["wasm32-unknown-unknown", "wasm32-wasip2"] {
+            util::run(util::cargo().args([
+                "build",
+                "-p",
+                "noise-filter-core",
+                "--target",
+                target,
+            ]))?;
+        }
+        util::run(util::cargo().args(["bench", "-p", "noise-filter-core", "--no-run"]))
+    })?;
+    stage("npm package", &|| crate::npm::build(&["test".to_owned()]))?;
+    eprintln!(
+        "\nci: every stage passed in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    for (name, secs) in stages {
+        eprintln!("  {secs:>7.1} s  {name}");
+    }
+    Ok(())
 }
 
-/// Runs the core's tests compiled to wasm32-wasip2 under wasmtime.
+/// Runs the core's tests compiled to `wasm32-wasip1` under Node's WASI
+/// (`xtask/wasi/run.mjs` is cargo's runner for that target): the same
+/// assertions, the catalog and the matcher in a real wasm runtime.
 pub(crate) fn wasm_test() -> Result {
-    Err("not yet".into())
+    util::ensure_targets(&["wasm32-wasip1"])?;
+    let runner = format!(
+        "node --no-warnings {}",
+        util::root().join("xtask/wasi/run.mjs").display()
+    );
+    util::run(
+        util::cargo()
+            .env("CARGO_TARGET_WASM32_WASIP1_RUNNER", runner)
+            .args([
+                "test",
+                "-p",
+                "noise-filter-core",
+                "--target",
+                "wasm32-wasip1",
+            ]),
+    )
+}
+
+/// Installs missing Debian packages (`(command, package)` pairs) when this
+/// is a Debian machine and we are root; otherwise says what is missing.
+fn ensure_debian_packages(wanted: &[(&str, &str)]) -> Result {
+    let missing: Vec<&str> = wanted
+        .iter()
+        .filter(|(command, _)| !on_path(command))
+        .map(|(_, package)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if !root || !on_path("apt-get") {
+        return Err(format!(
+            "missing {}: install them (Debian: apt-get install {})",
+            missing.join(", "),
+            missing.join(" ")
+        ));
+    }
+    util::run(Command::new("apt-get").arg("update").arg("-qq"))?;
+    util::run(
+        Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&missing),
+    )
+}
+
+fn on_path(command: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }

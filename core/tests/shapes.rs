@@ -1,0 +1,121 @@
+//! Snapshots of the exact bytes of each response shape, so a change of field
+//! order, spelling or header is a visible diff (`cargo insta review`, or
+//! `INSTA_UPDATE=always cargo test` then read the diff).
+#![cfg(not(target_family = "wasm"))] // insta reads snapshot files
+
+mod support;
+use noise_filter_core::Response;
+use support::World;
+
+fn show(response: &Response) -> String {
+    let mut out = format!("{}\n", response.status);
+    for (name, value) in &response.headers {
+        out.push_str(&format!("{name}: {value}\n"));
+    }
+    out.push('\n');
+    out.push_str(&String::from_utf8_lossy(&response.body));
+    out
+}
+
+fn world() -> (World, String) {
+    let mut world = World::new();
+    let key = world.key("acme");
+    world.custom(
+        "acme",
+        serde_json::json!([
+            {"pattern": "acme-widget exploded", "source": "Seen in acme's widget"},
+            {"pattern": "^acme-\\d+ failed$", "type": "regex", "confidence": 0.8},
+            {"pattern": "AcmeCrawler/", "category": "bot-traffic", "confidence": 0.95}
+        ]),
+    );
+    (world, key)
+}
+
+#[test]
+fn variant_a_custom_patterns() {
+    let (mut world, key) = world();
+    insta::assert_snapshot!(show(&world.get(
+        "/v1/filters?categories=custom,bot-traffic&minConfidence=0.99",
+        &key
+    )));
+}
+
+#[test]
+fn variant_b_custom_patterns() {
+    let (mut world, key) = world();
+    insta::assert_snapshot!(show(&world.get(
+        "/api/v1/filters?categories=OTHER,BOT_TRAFFIC&minConfidence=0.99",
+        &key
+    )));
+}
+
+#[test]
+fn variant_a_one_built_in_category() {
+    let (mut world, key) = world();
+    insta::assert_snapshot!(show(&world.get(
+        "/v1/filters?categories=known-library&minConfidence=0.95&includeCustom=false",
+        &key
+    )));
+}
+
+#[test]
+fn variant_b_one_built_in_category() {
+    let (mut world, key) = world();
+    insta::assert_snapshot!(show(&world.get(
+        "/api/v1/filters?categories=KNOWN_LIBRARY&minConfidence=0.95&includeCustom=false",
+        &key
+    )));
+}
+
+#[test]
+fn not_modified() {
+    let (mut world, key) = world();
+    let etag = world
+        .get("/v1/filters", &key)
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let auth = format!("Bearer {key}");
+    insta::assert_snapshot!(show(&world.request(
+        "GET",
+        "/v1/filters",
+        &[
+            ("Authorization", &auth),
+            ("If-None-Match", &format!("W/{etag}, \"other\""))
+        ]
+    )));
+}
+
+#[test]
+fn unauthorized() {
+    let (mut world, _) = world();
+    insta::assert_snapshot!(show(&world.request("GET", "/api/v1/filters", &[])));
+}
+
+#[test]
+fn bad_parameter() {
+    let (mut world, key) = world();
+    insta::assert_snapshot!(show(
+        &world.get("/api/v1/filters?categories=BOT_TRAFFIC,bot-traffic", &key)
+    ));
+}
+
+#[test]
+fn rate_limited() {
+    let (mut world, key) = world();
+    for _ in 0..1000 {
+        world.get("/v1/filters?includeCustom=false", &key);
+    }
+    insta::assert_snapshot!(show(&world.get("/v1/filters", &key)));
+}
+
+#[test]
+fn preflight_and_not_found_and_method() {
+    let (mut world, _) = world();
+    let all = [
+        show(&world.request("OPTIONS", "/v1/filters", &[])),
+        show(&world.request("GET", "/v1/nothing", &[])),
+        show(&world.request("POST", "/v1/filters", &[])),
+    ];
+    insta::assert_snapshot!(all.join("\n----\n"));
+}
