@@ -3,54 +3,8 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use support::{Host, LIMIT_PER_MINUTE, TempDir, burst, create_key, remaining};
 
-use support::{Host, TempDir, create_key};
-
-const LIMIT: usize = 1000;
-const CLIENTS: usize = 16;
-
-/// Sends `total` GETs from [`CLIENTS`] threads; returns (200s, 429s, 429
-/// replies sampled).
-fn burst(host: &Host, key: &str, total: usize) -> (usize, usize, Vec<support::Reply>) {
-    let sent = Arc::new(AtomicUsize::new(0));
-    let threads: Vec<_> = (0..CLIENTS)
-        .map(|_| {
-            let (addr, key, sent) = (host.addr.clone(), key.to_owned(), sent.clone());
-            std::thread::spawn(move || {
-                let (mut ok, mut limited, mut samples) = (0, 0, Vec::new());
-                let auth = format!("Bearer {key}");
-                while sent.fetch_add(1, Ordering::SeqCst) < total {
-                    let reply = support::send(&addr, "GET", "/api/v1/filters", &[("authorization", &auth)]);
-                    match reply.status {
-                        200 => ok += 1,
-                        429 => {
-                            limited += 1;
-                            if samples.len() < 3 {
-                                samples.push(reply);
-                            }
-                        }
-                        other => panic!("unexpected {other}: {}", String::from_utf8_lossy(&reply.body)),
-                    }
-                }
-                (ok, limited, samples)
-            })
-        })
-        .collect();
-    threads.into_iter().map(|t| t.join().unwrap()).fold((0, 0, Vec::new()), |mut acc, (o, l, s)| {
-        acc.0 += o;
-        acc.1 += l;
-        acc.2.extend(s);
-        acc
-    })
-}
-
-fn remaining(reply: &support::Reply) -> u64 {
-    let header = reply.header("ratelimit").expect("RateLimit header");
-    let r = header.split(';').find_map(|p| p.strip_prefix("r=")).expect("r=");
-    r.parse().unwrap()
-}
 
 #[test]
 fn exactly_the_limit_then_429_and_other_keys_unaffected() {
@@ -72,8 +26,8 @@ fn exactly_the_limit_then_429_and_other_keys_unaffected() {
 
     // 16 clients at once, 1100 requests: exactly the rest of the limit passes.
     let (ok, limited, samples) = burst(&host, &key, 1100);
-    assert_eq!(ok, LIMIT - 1, "admitted in the window");
-    assert_eq!(limited, 1100 - (LIMIT - 1));
+    assert_eq!(ok, LIMIT_PER_MINUTE - 1, "admitted in the window");
+    assert_eq!(limited, 1100 - (LIMIT_PER_MINUTE - 1));
     for reply in &samples {
         assert_eq!(reply.error(), "Rate limit exceeded");
         let retry: u64 = reply.header("retry-after").expect("Retry-After").parse().unwrap();

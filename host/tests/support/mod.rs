@@ -14,7 +14,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use noise_filter_core::{MemoryStore, Request, Response, StoreLabel, UnixMillis};
@@ -137,7 +138,7 @@ pub struct Host {
     /// `127.0.0.1:port`.
     pub addr: String,
     /// Everything it printed on stdout after the first line.
-    pub greeting: std::sync::Arc<std::sync::Mutex<String>>,
+    pub greeting: Arc<std::sync::Mutex<String>>,
 }
 
 impl Host {
@@ -165,7 +166,7 @@ impl Host {
             .strip_prefix("listening on http://")
             .unwrap_or_else(|| panic!("first line: {first:?}"))
             .to_owned();
-        let greeting = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let greeting = Arc::new(std::sync::Mutex::new(String::new()));
         let sink = greeting.clone();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -339,3 +340,51 @@ pub fn assert_same(reply: &Reply, core: &Response, what: &str) {
         "{what}: body"
     );
 }
+
+/// Concurrent clients of the rate-limit tests.
+pub const CLIENTS: usize = 16;
+/// Requests per key per minute.
+pub const LIMIT_PER_MINUTE: usize = 1000;
+
+/// Sends `total` GETs from [`CLIENTS`] threads; returns (200s, 429s, 429
+/// replies sampled).
+pub fn burst(host: &Host, key: &str, total: usize) -> (usize, usize, Vec<Reply>) {
+    let sent = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (addr, key, sent) = (host.addr.clone(), key.to_owned(), sent.clone());
+            std::thread::spawn(move || {
+                let (mut ok, mut limited, mut samples) = (0, 0, Vec::new());
+                let auth = format!("Bearer {key}");
+                while sent.fetch_add(1, Ordering::SeqCst) < total {
+                    let reply = send(&addr, "GET", "/api/v1/filters", &[("authorization", &auth)]);
+                    match reply.status {
+                        200 => ok += 1,
+                        429 => {
+                            limited += 1;
+                            if samples.len() < 3 {
+                                samples.push(reply);
+                            }
+                        }
+                        other => panic!("unexpected {other}: {}", String::from_utf8_lossy(&reply.body)),
+                    }
+                }
+                (ok, limited, samples)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).fold((0, 0, Vec::new()), |mut acc, (o, l, s)| {
+        acc.0 += o;
+        acc.1 += l;
+        acc.2.extend(s);
+        acc
+    })
+}
+
+/// `r=` of the `RateLimit` header.
+pub fn remaining(reply: &Reply) -> u64 {
+    let header = reply.header("ratelimit").expect("RateLimit header");
+    let r = header.split(';').find_map(|p| p.strip_prefix("r=")).expect("r=");
+    r.parse().unwrap()
+}
+
