@@ -34,7 +34,11 @@ pub(crate) fn random_key() -> anyhow::Result<ApiKey> {
 }
 
 /// Creates a key for `account` and returns it (the only time it is seen).
-pub(crate) async fn create_key(store: &Backend, account: &str, label: &str) -> anyhow::Result<ApiKey> {
+pub(crate) async fn create_key(
+    store: &Backend,
+    account: &str,
+    label: &str,
+) -> anyhow::Result<ApiKey> {
     let account = AccountId::new(account).map_err(|e| anyhow!(e))?;
     let key = random_key()?;
     let record = KeyRecord::new(account, label, now());
@@ -63,7 +67,10 @@ pub(crate) struct ListedKey {
 }
 
 /// Every key record, optionally of one account, by creation time then hash.
-pub(crate) async fn list_keys(store: &Backend, account: Option<&str>) -> anyhow::Result<Vec<ListedKey>> {
+pub(crate) async fn list_keys(
+    store: &Backend,
+    account: Option<&str>,
+) -> anyhow::Result<Vec<ListedKey>> {
     let account = account
         .map(AccountId::new)
         .transpose()
@@ -179,7 +186,10 @@ pub(crate) async fn revoke_key(store: &Backend, prefix: &str) -> anyhow::Result<
 }
 
 /// An account's custom patterns (empty if it has none).
-pub(crate) async fn list_patterns(store: &Backend, account: &str) -> anyhow::Result<CustomPatterns> {
+pub(crate) async fn list_patterns(
+    store: &Backend,
+    account: &str,
+) -> anyhow::Result<CustomPatterns> {
     let account = AccountId::new(account).map_err(|e| anyhow!(e))?;
     match store
         .get(DEFAULT, &store::custom_patterns_key(&account))

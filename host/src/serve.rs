@@ -16,7 +16,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use tokio::net::TcpListener;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime::{
+    Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
+};
 use wasmtime_wasi::{HostWallClock, WasiCtx};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::io::TokioIo;

@@ -66,7 +66,6 @@ impl SqliteStore {
         Ok(store)
     }
 
-
     fn connect(&self) -> KvResult<Connection> {
         let conn = Connection::open(&self.path)
             .map_err(|e| KvError(format!("cannot open {}: {e}", self.path.display())))?;

@@ -17,7 +17,18 @@ fn restart_keeps_keys_patterns_and_durable_counters() {
     let state = TempDir::new("restart");
     let s = state.path();
     let key = create_key(s, &[], "acme");
-    admin_ok(s, &[], &["patterns", "add", "--account", "acme", "--pattern", "kept across restarts"]);
+    admin_ok(
+        s,
+        &[],
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "kept across restarts",
+        ],
+    );
 
     let mut host = Host::start(s, &DURABLE_RATE);
     for expected in [999, 998, 997] {
@@ -55,7 +66,12 @@ fn sigkill_under_load_loses_nothing_acknowledged() {
                 let mut acknowledged = 0u64;
                 while !stop.load(Ordering::SeqCst) {
                     let Ok(reply) = std::panic::catch_unwind(|| {
-                        support::send(&addr, "GET", "/v1/filters", &[("authorization", &format!("Bearer {key}"))])
+                        support::send(
+                            &addr,
+                            "GET",
+                            "/v1/filters",
+                            &[("authorization", &format!("Bearer {key}"))],
+                        )
                     }) else {
                         break; // the server is gone
                     };
@@ -79,7 +95,18 @@ fn sigkill_under_load_loses_nothing_acknowledged() {
                     keys.push(String::from_utf8(out.stdout).unwrap().trim().to_owned());
                 }
                 let text = format!("durable pattern {i}");
-                let out = admin(&s, &[], &["patterns", "add", "--account", "durable", "--pattern", &text]);
+                let out = admin(
+                    &s,
+                    &[],
+                    &[
+                        "patterns",
+                        "add",
+                        "--account",
+                        "durable",
+                        "--pattern",
+                        &text,
+                    ],
+                );
                 if out.status.success() {
                     patterns.push(text);
                 }
@@ -91,7 +118,9 @@ fn sigkill_under_load_loses_nothing_acknowledged() {
 
     // An import of 200 patterns, killed part-way: all or nothing.
     let import = s.join("import.json");
-    let many: Vec<String> = (0..200).map(|i| format!(r#"{{"pattern": "torn pattern {i}"}}"#)).collect();
+    let many: Vec<String> = (0..200)
+        .map(|i| format!(r#"{{"pattern": "torn pattern {i}"}}"#))
+        .collect();
     std::fs::write(&import, format!("[{}]", many.join(","))).unwrap();
     let mut torn = support::host_cmd(&s, &[])
         .args(["patterns", "import", "--account", "torn"])
@@ -109,14 +138,21 @@ fn sigkill_under_load_loses_nothing_acknowledged() {
     stop.store(true, Ordering::SeqCst);
     let acknowledged: Vec<(String, u64)> = load.into_iter().map(|t| t.join().unwrap()).collect();
     let (keys, patterns) = writer.join().unwrap();
-    assert!(acknowledged.iter().map(|(_, n)| n).sum::<u64>() > 0, "the server was under load");
+    assert!(
+        acknowledged.iter().map(|(_, n)| n).sum::<u64>() > 0,
+        "the server was under load"
+    );
     assert!(keys.len() >= 8 && patterns.len() >= 8);
 
     // The file opens cleanly and is intact.
     let db = rusqlite::Connection::open(state.db()).unwrap();
-    let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let check: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(check, "ok");
-    let mode: String = db.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = db
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
     // Every acknowledged request's count is there.
     let window = support::NOW_MS / 60_000;
@@ -130,20 +166,33 @@ fn sigkill_under_load_loses_nothing_acknowledged() {
             )
             .unwrap();
         let stored = i64::from_le_bytes(value.try_into().unwrap());
-        assert!(stored >= i64::try_from(*n).unwrap(), "{stored} counted < {n} acknowledged");
+        assert!(
+            stored >= i64::try_from(*n).unwrap(),
+            "{stored} counted < {n} acknowledged"
+        );
     }
     drop(db);
 
     // A new server: every acknowledged key works, every pattern is there.
     let host = Host::start(&s, &[]);
     for key in &keys {
-        assert_eq!(host.get("/v1/filters", key).status, 200, "acknowledged key lost");
+        assert_eq!(
+            host.get("/v1/filters", key).status,
+            200,
+            "acknowledged key lost"
+        );
     }
     let body = String::from_utf8_lossy(&host.get("/v1/filters", &keys[0]).body).into_owned();
     for text in &patterns {
-        assert!(body.contains(text.as_str()), "acknowledged pattern {text:?} lost");
+        assert!(
+            body.contains(text.as_str()),
+            "acknowledged pattern {text:?} lost"
+        );
     }
     let listed = admin_ok(&s, &[], &["patterns", "list", "--account", "torn"]);
     let torn_count = listed.matches("torn pattern").count();
-    assert!(torn_count == 0 || torn_count == 200, "a killed import left {torn_count} patterns");
+    assert!(
+        torn_count == 0 || torn_count == 200,
+        "a killed import left {torn_count} patterns"
+    );
 }

@@ -20,18 +20,57 @@ fn fixture(name: &str) -> Fixture {
     let acme = create_key(s, &[], "acme");
     let beta = create_key(s, &[], "beta");
     let revoked = create_key(s, &[], "acme");
-    admin_ok(s, &[], &["patterns", "add", "--account", "acme", "--pattern", "acme widget exploded"]);
     admin_ok(
         s,
         &[],
         &[
-            "patterns", "add", "--account", "acme", "--pattern", "acme-[0-9]+ timed out", "--type",
-            "regex", "--category", "network-issue", "--confidence", "0.8", "--source", "our gateway",
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "acme widget exploded",
         ],
     );
-    admin_ok(s, &[], &["patterns", "add", "--account", "beta", "--pattern", "beta gadget melted"]);
+    admin_ok(
+        s,
+        &[],
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "acme-[0-9]+ timed out",
+            "--type",
+            "regex",
+            "--category",
+            "network-issue",
+            "--confidence",
+            "0.8",
+            "--source",
+            "our gateway",
+        ],
+    );
+    admin_ok(
+        s,
+        &[],
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "beta",
+            "--pattern",
+            "beta gadget melted",
+        ],
+    );
     admin_ok(s, &[], &["keys", "revoke", &hash_prefix(&revoked)]);
-    Fixture { state, acme, beta, revoked }
+    Fixture {
+        state,
+        acme,
+        beta,
+        revoked,
+    }
 }
 
 /// The hash prefix `keys list` shows for a key.
@@ -56,38 +95,258 @@ fn every_answer_is_the_cores_bytes() {
     let many = format!("/api/v1/filters?categories={}", vec!["OTHER"; 17].join(","));
     // (name, method, target, header lines, status, error text)
     let rows: Vec<(&str, &str, &str, Vec<(&str, &str)>, u16, Option<&str>)> = vec![
-        ("variant A", "GET", "/v1/filters", vec![("authorization", &a)], 200, None),
-        ("variant B", "GET", "/api/v1/filters", vec![("authorization", &a)], 200, None),
-        ("A categories", "GET", "/v1/filters?categories=bot-traffic,network-issue&minConfidence=0.3", vec![("authorization", &a)], 200, None),
-        ("B categories", "GET", "/api/v1/filters?categories=BOT_TRAFFIC,OTHER", vec![("authorization", &a)], 200, None),
-        ("A custom category", "GET", "/v1/filters?categories=custom", vec![("authorization", &a)], 200, None),
-        ("includeCustom=false", "GET", "/v1/filters?includeCustom=false", vec![("authorization", &a)], 200, None),
-        ("minConfidence=0.99", "GET", "/api/v1/filters?minConfidence=0.99", vec![("authorization", &a)], 200, None),
-        ("lowercase bearer", "GET", "/v1/filters", vec![("authorization", &lower)], 200, None),
-        ("other account", "GET", "/v1/filters", vec![("authorization", &b)], 200, None),
-        ("HEAD", "HEAD", "/v1/filters", vec![("authorization", &a)], 200, None),
-        ("no Authorization", "GET", "/v1/filters", vec![], 401, Some(MISSING)),
-        ("Basic scheme", "GET", "/v1/filters", vec![("authorization", "Basic YTpi")], 401, Some(MISSING)),
-        ("no scheme", "GET", "/api/v1/filters", vec![("authorization", &f.acme)], 401, Some(MISSING)),
-        ("two tokens", "GET", "/v1/filters", vec![("authorization", "Bearer a b")], 401, Some(MISSING)),
-        ("header twice", "GET", "/v1/filters", vec![("authorization", &a), ("authorization", &a)], 401, Some(MISSING)),
-        ("empty token", "GET", "/v1/filters", vec![("authorization", "Bearer ")], 401, Some(REQUIRED)),
-        ("unknown key", "GET", "/v1/filters", vec![("authorization", &unknown)], 401, Some(INVALID)),
-        ("malformed key", "GET", "/api/v1/filters", vec![("authorization", "Bearer hello")], 401, Some(INVALID)),
-        ("revoked key", "GET", "/v1/filters", vec![("authorization", &r)], 401, Some(INVALID)),
-        ("minConfidence=2", "GET", "/v1/filters?minConfidence=2", vec![("authorization", &a)], 400, None),
-        ("minConfidence=abc", "GET", "/api/v1/filters?minConfidence=abc", vec![("authorization", &a)], 400, None),
-        ("includeCustom=maybe", "GET", "/v1/filters?includeCustom=maybe", vec![("authorization", &a)], 400, None),
-        ("B spelling on A", "GET", "/v1/filters?categories=BOT_TRAFFIC", vec![("authorization", &a)], 400, None),
-        ("A spelling on B", "GET", "/api/v1/filters?categories=bot-traffic", vec![("authorization", &a)], 400, None),
-        ("parameter twice", "GET", "/v1/filters?minConfidence=0.5&minConfidence=0.6", vec![("authorization", &a)], 400, None),
-        ("17 categories", "GET", &many, vec![("authorization", &a)], 400, None),
-        ("query over 2 KiB", "GET", &long_query, vec![("authorization", &a)], 414, None),
-        ("unknown path", "GET", "/v2/filters", vec![("authorization", &a)], 404, Some("Not found")),
-        ("unknown path, POST", "POST", "/filters", vec![], 404, Some("Not found")),
-        ("POST", "POST", "/v1/filters", vec![("authorization", &a)], 405, None),
+        (
+            "variant A",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "variant B",
+            "GET",
+            "/api/v1/filters",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "A categories",
+            "GET",
+            "/v1/filters?categories=bot-traffic,network-issue&minConfidence=0.3",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "B categories",
+            "GET",
+            "/api/v1/filters?categories=BOT_TRAFFIC,OTHER",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "A custom category",
+            "GET",
+            "/v1/filters?categories=custom",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "includeCustom=false",
+            "GET",
+            "/v1/filters?includeCustom=false",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "minConfidence=0.99",
+            "GET",
+            "/api/v1/filters?minConfidence=0.99",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "lowercase bearer",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", &lower)],
+            200,
+            None,
+        ),
+        (
+            "other account",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", &b)],
+            200,
+            None,
+        ),
+        (
+            "HEAD",
+            "HEAD",
+            "/v1/filters",
+            vec![("authorization", &a)],
+            200,
+            None,
+        ),
+        (
+            "no Authorization",
+            "GET",
+            "/v1/filters",
+            vec![],
+            401,
+            Some(MISSING),
+        ),
+        (
+            "Basic scheme",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", "Basic YTpi")],
+            401,
+            Some(MISSING),
+        ),
+        (
+            "no scheme",
+            "GET",
+            "/api/v1/filters",
+            vec![("authorization", &f.acme)],
+            401,
+            Some(MISSING),
+        ),
+        (
+            "two tokens",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", "Bearer a b")],
+            401,
+            Some(MISSING),
+        ),
+        (
+            "header twice",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", &a), ("authorization", &a)],
+            401,
+            Some(MISSING),
+        ),
+        (
+            "empty token",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", "Bearer ")],
+            401,
+            Some(REQUIRED),
+        ),
+        (
+            "unknown key",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", &unknown)],
+            401,
+            Some(INVALID),
+        ),
+        (
+            "malformed key",
+            "GET",
+            "/api/v1/filters",
+            vec![("authorization", "Bearer hello")],
+            401,
+            Some(INVALID),
+        ),
+        (
+            "revoked key",
+            "GET",
+            "/v1/filters",
+            vec![("authorization", &r)],
+            401,
+            Some(INVALID),
+        ),
+        (
+            "minConfidence=2",
+            "GET",
+            "/v1/filters?minConfidence=2",
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "minConfidence=abc",
+            "GET",
+            "/api/v1/filters?minConfidence=abc",
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "includeCustom=maybe",
+            "GET",
+            "/v1/filters?includeCustom=maybe",
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "B spelling on A",
+            "GET",
+            "/v1/filters?categories=BOT_TRAFFIC",
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "A spelling on B",
+            "GET",
+            "/api/v1/filters?categories=bot-traffic",
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "parameter twice",
+            "GET",
+            "/v1/filters?minConfidence=0.5&minConfidence=0.6",
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "17 categories",
+            "GET",
+            &many,
+            vec![("authorization", &a)],
+            400,
+            None,
+        ),
+        (
+            "query over 2 KiB",
+            "GET",
+            &long_query,
+            vec![("authorization", &a)],
+            414,
+            None,
+        ),
+        (
+            "unknown path",
+            "GET",
+            "/v2/filters",
+            vec![("authorization", &a)],
+            404,
+            Some("Not found"),
+        ),
+        (
+            "unknown path, POST",
+            "POST",
+            "/filters",
+            vec![],
+            404,
+            Some("Not found"),
+        ),
+        (
+            "POST",
+            "POST",
+            "/v1/filters",
+            vec![("authorization", &a)],
+            405,
+            None,
+        ),
         ("DELETE", "DELETE", "/api/v1/filters", vec![], 405, None),
-        ("preflight", "OPTIONS", "/api/v1/filters", vec![("origin", "https://app.example"), ("access-control-request-method", "GET")], 204, None),
+        (
+            "preflight",
+            "OPTIONS",
+            "/api/v1/filters",
+            vec![
+                ("origin", "https://app.example"),
+                ("access-control-request-method", "GET"),
+            ],
+            204,
+            None,
+        ),
     ];
     let mut replies = Vec::new();
     for (name, method, target, headers, status, error) in &rows {
@@ -98,7 +357,11 @@ fn every_answer_is_the_cores_bytes() {
         if let Some(error) = error {
             assert_eq!(reply.error(), *error, "{name}");
         }
-        assert_eq!(reply.header("access-control-allow-origin"), Some("*"), "{name}: CORS");
+        assert_eq!(
+            reply.header("access-control-allow-origin"),
+            Some("*"),
+            "{name}: CORS"
+        );
         if reply.status != 200 && reply.status != 304 {
             assert_eq!(reply.header("cache-control"), Some("no-store"), "{name}");
         }
@@ -128,9 +391,15 @@ fn every_answer_is_the_cores_bytes() {
         .filter(|p| p["id"].as_str().unwrap().starts_with("custom-"))
         .map(|p| p["pattern"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(acme_custom, ["acme widget exploded", "acme-[0-9]+ timed out"]);
+    assert_eq!(
+        acme_custom,
+        ["acme widget exploded", "acme-[0-9]+ timed out"]
+    );
     let beta_body = String::from_utf8_lossy(&by_name("other account").body).into_owned();
-    assert!(beta_body.contains("beta gadget melted") && !beta_body.contains("acme"), "{beta_body}");
+    assert!(
+        beta_body.contains("beta gadget melted") && !beta_body.contains("acme"),
+        "{beta_body}"
+    );
     assert!(!String::from_utf8_lossy(&by_name("includeCustom=false").body).contains("acme widget"));
     // HEAD: GET's headers, no body.
     let head = by_name("HEAD");
@@ -140,23 +409,43 @@ fn every_answer_is_the_cores_bytes() {
     assert_eq!(by_name("POST").header("allow"), Some("GET, HEAD, OPTIONS"));
     let preflight = by_name("preflight");
     assert!(preflight.body.is_empty());
-    assert_eq!(preflight.header("access-control-allow-headers"), Some("Authorization"));
-    assert_eq!(preflight.header("access-control-allow-methods"), Some("GET, HEAD, OPTIONS"));
+    assert_eq!(
+        preflight.header("access-control-allow-headers"),
+        Some("Authorization")
+    );
+    assert_eq!(
+        preflight.header("access-control-allow-methods"),
+        Some("GET, HEAD, OPTIONS")
+    );
     assert!(preflight.header("access-control-max-age").is_some());
 
     // ETag → 304 with an empty body and the same caching headers.
     let etag = a200.header("etag").unwrap().to_owned();
-    let conditional = [("authorization", a.as_str()), ("if-none-match", etag.as_str())];
+    let conditional = [
+        ("authorization", a.as_str()),
+        ("if-none-match", etag.as_str()),
+    ];
     let reply = host.send("GET", "/v1/filters", &conditional);
-    assert_same(&reply, &core_answer(&mut core, "GET", "/v1/filters", &conditional), "304");
+    assert_same(
+        &reply,
+        &core_answer(&mut core, "GET", "/v1/filters", &conditional),
+        "304",
+    );
     assert_eq!(reply.status, 304);
     assert!(reply.body.is_empty());
     assert_eq!(reply.header("etag"), Some(etag.as_str()));
     assert_eq!(reply.header("cache-control"), Some("public, max-age=300"));
     // A stale ETag gets the full answer.
-    let stale = [("authorization", a.as_str()), ("if-none-match", "\"stale\"")];
+    let stale = [
+        ("authorization", a.as_str()),
+        ("if-none-match", "\"stale\""),
+    ];
     let reply = host.send("GET", "/v1/filters", &stale);
-    assert_same(&reply, &core_answer(&mut core, "GET", "/v1/filters", &stale), "stale etag");
+    assert_same(
+        &reply,
+        &core_answer(&mut core, "GET", "/v1/filters", &stale),
+        "stale etag",
+    );
     assert_eq!(reply.status, 200);
 }
 
@@ -168,19 +457,51 @@ fn admin_changes_take_effect_while_serving() {
     let before = host.get("/v1/filters", &f.beta);
     assert_eq!(before.status, 200);
 
-    admin_ok(s, &[], &["patterns", "add", "--account", "beta", "--pattern", "freshly added noise", "--id", "custom-fresh"]);
+    admin_ok(
+        s,
+        &[],
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "beta",
+            "--pattern",
+            "freshly added noise",
+            "--id",
+            "custom-fresh",
+        ],
+    );
     let added = host.get("/v1/filters", &f.beta);
     assert!(added.ids().contains(&"custom-fresh".to_owned()));
     assert_ne!(added.header("etag"), before.header("etag"));
-    assert!(!host.get("/v1/filters", &f.acme).ids().contains(&"custom-fresh".to_owned()), "isolation");
+    assert!(
+        !host
+            .get("/v1/filters", &f.acme)
+            .ids()
+            .contains(&"custom-fresh".to_owned()),
+        "isolation"
+    );
 
-    admin_ok(s, &[], &["patterns", "remove", "--account", "beta", "custom-fresh"]);
-    assert!(!host.get("/v1/filters", &f.beta).ids().contains(&"custom-fresh".to_owned()));
+    admin_ok(
+        s,
+        &[],
+        &["patterns", "remove", "--account", "beta", "custom-fresh"],
+    );
+    assert!(
+        !host
+            .get("/v1/filters", &f.beta)
+            .ids()
+            .contains(&"custom-fresh".to_owned())
+    );
 
     admin_ok(s, &[], &["keys", "revoke", &hash_prefix(&f.beta)]);
     let refused = host.get("/api/v1/filters", &f.beta);
     assert_eq!((refused.status, refused.error().as_str()), (401, INVALID));
-    assert_eq!(host.get("/api/v1/filters", &f.acme).status, 200, "other keys unaffected");
+    assert_eq!(
+        host.get("/api/v1/filters", &f.acme).status,
+        200,
+        "other keys unaffected"
+    );
 }
 
 #[test]
@@ -200,7 +521,10 @@ fn first_run_creates_a_demo_key_with_curl_lines() {
         .map(str::trim)
         .find(|l| l.starts_with("nf_"))
         .unwrap_or_else(|| panic!("no demo key in {greeting}"));
-    assert!(greeting.contains(&format!("curl -i -H 'Authorization: Bearer {key}' http://{}/v1/filters", host.addr)));
+    assert!(greeting.contains(&format!(
+        "curl -i -H 'Authorization: Bearer {key}' http://{}/v1/filters",
+        host.addr
+    )));
     assert!(greeting.contains("/api/v1/filters"));
     assert_eq!(host.get("/v1/filters", key).status, 200);
     drop(host);
@@ -208,5 +532,8 @@ fn first_run_creates_a_demo_key_with_curl_lines() {
     let again = Host::start_with(state.path(), &[], &[]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let text = again.greeting.lock().unwrap().clone();
-    assert!(text.contains("keys create") && !text.contains("nf_"), "{text}");
+    assert!(
+        text.contains("keys create") && !text.contains("nf_"),
+        "{text}"
+    );
 }

@@ -5,7 +5,6 @@ mod support;
 
 use support::{Host, LIMIT_PER_MINUTE, TempDir, burst, create_key, remaining};
 
-
 #[test]
 fn exactly_the_limit_then_429_and_other_keys_unaffected() {
     let state = TempDir::new("rate");
@@ -20,8 +19,16 @@ fn exactly_the_limit_then_429_and_other_keys_unaffected() {
     let etag = first.header("etag").unwrap().to_owned();
     let auth = format!("Bearer {key}");
     for _ in 0..5 {
-        let cached = host.send("GET", "/api/v1/filters", &[("authorization", &auth), ("if-none-match", &etag)]);
-        assert_eq!((cached.status, remaining(&cached)), (304, 999), "a 304 uses up no allowance");
+        let cached = host.send(
+            "GET",
+            "/api/v1/filters",
+            &[("authorization", &auth), ("if-none-match", &etag)],
+        );
+        assert_eq!(
+            (cached.status, remaining(&cached)),
+            (304, 999),
+            "a 304 uses up no allowance"
+        );
     }
 
     // 16 clients at once, 1100 requests: exactly the rest of the limit passes.
@@ -30,13 +37,21 @@ fn exactly_the_limit_then_429_and_other_keys_unaffected() {
     assert_eq!(limited, 1100 - (LIMIT_PER_MINUTE - 1));
     for reply in &samples {
         assert_eq!(reply.error(), "Rate limit exceeded");
-        let retry: u64 = reply.header("retry-after").expect("Retry-After").parse().unwrap();
+        let retry: u64 = reply
+            .header("retry-after")
+            .expect("Retry-After")
+            .parse()
+            .unwrap();
         assert!((1..=60).contains(&retry), "{retry}");
         assert_eq!(reply.header("cache-control"), Some("no-store"));
     }
 
     // Over the limit, everything from this key is 429, conditional or not.
-    let cached = host.send("GET", "/api/v1/filters", &[("authorization", &auth), ("if-none-match", &etag)]);
+    let cached = host.send(
+        "GET",
+        "/api/v1/filters",
+        &[("authorization", &auth), ("if-none-match", &etag)],
+    );
     assert_eq!(cached.status, 429);
     assert_eq!(host.get("/v1/filters?minConfidence=7", &key).status, 429);
 

@@ -10,7 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use noise_filter_core::{KeyHash, MemoryStore, StoreLabel, store};
-use support::{Host, LIMIT_PER_MINUTE, TempDir, admin_ok, assert_same, burst, core_answer, remaining};
+use support::{
+    Host, LIMIT_PER_MINUTE, TempDir, admin_ok, assert_same, burst, core_answer, remaining,
+};
 
 struct Redis {
     child: Child,
@@ -26,14 +28,31 @@ impl Drop for Redis {
 }
 
 fn redis() -> Option<Redis> {
-    if Command::new("redis-server").arg("--version").output().is_err() {
+    if Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         println!("SKIPPED: redis-server is not on PATH (apt-get install redis-server)");
         return None;
     }
     let dir = TempDir::new("redis");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
         .arg("--dir")
         .arg(dir.path())
         .stdout(Stdio::null())
@@ -44,14 +63,24 @@ fn redis() -> Option<Redis> {
     loop {
         if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
             let mut buf = [0u8; 7];
-            if s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+            if s.write_all(b"PING\r\n").is_ok()
+                && s.read_exact(&mut buf).is_ok()
+                && &buf == b"+PONG\r\n"
+            {
                 break;
             }
         }
-        assert!(Instant::now() < deadline, "redis-server did not come up on port {port}");
+        assert!(
+            Instant::now() < deadline,
+            "redis-server did not come up on port {port}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    Some(Redis { child, url: format!("redis://127.0.0.1:{port}"), _dir: dir })
+    Some(Redis {
+        child,
+        url: format!("redis://127.0.0.1:{port}"),
+        _dir: dir,
+    })
 }
 
 fn connection(url: &str) -> redis::Connection {
@@ -63,7 +92,10 @@ fn memory_copy(url: &str) -> MemoryStore {
     let mut con = connection(url);
     let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
     let mut kv = MemoryStore::new();
-    for key in keys.into_iter().filter(|k| k.starts_with("key/") || k.starts_with("account/")) {
+    for key in keys
+        .into_iter()
+        .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
+    {
         let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
         kv.set(StoreLabel::Default, &key, value);
     }
@@ -78,40 +110,108 @@ fn admin_and_serving_on_redis() {
     let acme = support::create_key(s, &store, "acme");
     let beta = support::create_key(s, &store, "beta");
     let gone = support::create_key(s, &store, "acme");
-    admin_ok(s, &store, &["patterns", "add", "--account", "acme", "--pattern", "acme widget exploded"]);
-    admin_ok(s, &store, &["patterns", "add", "--account", "acme", "--pattern", "drop me", "--id", "custom-drop"]);
-    admin_ok(s, &store, &["patterns", "remove", "--account", "acme", "custom-drop"]);
+    admin_ok(
+        s,
+        &store,
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "acme widget exploded",
+        ],
+    );
+    admin_ok(
+        s,
+        &store,
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "drop me",
+            "--id",
+            "custom-drop",
+        ],
+    );
+    admin_ok(
+        s,
+        &store,
+        &["patterns", "remove", "--account", "acme", "custom-drop"],
+    );
     let import = s.join("import.json");
-    std::fs::write(&import, r#"[{"pattern": "beta gadget melted", "category": "OTHER"}]"#).unwrap();
-    admin_ok(s, &store, &["patterns", "import", "--account", "beta", import.to_str().unwrap()]);
+    std::fs::write(
+        &import,
+        r#"[{"pattern": "beta gadget melted", "category": "OTHER"}]"#,
+    )
+    .unwrap();
+    admin_ok(
+        s,
+        &store,
+        &[
+            "patterns",
+            "import",
+            "--account",
+            "beta",
+            import.to_str().unwrap(),
+        ],
+    );
     admin_ok(s, &store, &["keys", "revoke", KeyHash::of(&gone).short()]);
     let list = admin_ok(s, &store, &["keys", "list"]);
     assert_eq!(list.lines().count(), 4, "{list}");
-    assert!(!state.db().exists(), "nothing in SQLite when the store is Redis");
+    assert!(
+        !state.db().exists(),
+        "nothing in SQLite when the store is Redis"
+    );
 
     let host = Host::start(s, &store);
     let mut core = memory_copy(&redis.url);
-    let (a, b, g) = (format!("Bearer {acme}"), format!("Bearer {beta}"), format!("Bearer {gone}"));
+    let (a, b, g) = (
+        format!("Bearer {acme}"),
+        format!("Bearer {beta}"),
+        format!("Bearer {gone}"),
+    );
     let rows: Vec<(&str, &str, Vec<(&str, &str)>)> = vec![
         ("GET", "/v1/filters", vec![("authorization", &a)]),
-        ("GET", "/api/v1/filters?minConfidence=0.9", vec![("authorization", &a)]),
+        (
+            "GET",
+            "/api/v1/filters?minConfidence=0.9",
+            vec![("authorization", &a)],
+        ),
         ("GET", "/api/v1/filters", vec![("authorization", &b)]),
         ("GET", "/v1/filters", vec![("authorization", &g)]),
         ("GET", "/v1/filters", vec![]),
-        ("GET", "/v1/filters?categories=nope", vec![("authorization", &a)]),
+        (
+            "GET",
+            "/v1/filters?categories=nope",
+            vec![("authorization", &a)],
+        ),
         ("HEAD", "/v1/filters", vec![("authorization", &a)]),
     ];
     for (method, target, headers) in &rows {
         let reply = host.send(method, target, headers);
-        assert_same(&reply, &core_answer(&mut core, method, target, headers), target);
+        assert_same(
+            &reply,
+            &core_answer(&mut core, method, target, headers),
+            target,
+        );
     }
     let acme_body = String::from_utf8_lossy(&host.get("/v1/filters", &acme).body).into_owned();
-    assert!(acme_body.contains("acme widget exploded") && !acme_body.contains("drop me") && !acme_body.contains("beta"));
+    assert!(
+        acme_body.contains("acme widget exploded")
+            && !acme_body.contains("drop me")
+            && !acme_body.contains("beta")
+    );
 
     // Counters are Redis INCRBY integers under the core's key.
     let window = support::NOW_MS / 60_000;
     let counter = store::counter_key(&KeyHash::of(&acme), window);
-    let value: String = redis::cmd("GET").arg(&counter).query(&mut connection(&redis.url)).unwrap();
+    let value: String = redis::cmd("GET")
+        .arg(&counter)
+        .query(&mut connection(&redis.url))
+        .unwrap();
     assert_eq!(value, "5", "three GETs, one HEAD and one 400 from this key");
 }
 
@@ -122,7 +222,18 @@ fn rate_limit_and_restart_on_redis() {
     let (s, store) = (state.path(), ["--store", redis.url.as_str()]);
     let key = support::create_key(s, &store, "acme");
     let other = support::create_key(s, &store, "acme");
-    admin_ok(s, &store, &["patterns", "add", "--account", "acme", "--pattern", "survives restarts"]);
+    admin_ok(
+        s,
+        &store,
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "survives restarts",
+        ],
+    );
     let mut host = Host::start(s, &store);
     let (ok, limited, samples) = burst(&host, &key, 1050);
     assert_eq!((ok, limited), (LIMIT_PER_MINUTE, 50));
@@ -132,7 +243,11 @@ fn rate_limit_and_restart_on_redis() {
 
     // A new host process: keys, patterns and counters are still in Redis.
     let host = Host::start(s, &store);
-    assert_eq!(host.get("/v1/filters", &key).status, 429, "counters survive a restart");
+    assert_eq!(
+        host.get("/v1/filters", &key).status,
+        429,
+        "counters survive a restart"
+    );
     let reply = host.get("/v1/filters", &other);
     assert_eq!(remaining(&reply), 998);
     assert!(String::from_utf8_lossy(&reply.body).contains("survives restarts"));

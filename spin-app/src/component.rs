@@ -13,8 +13,13 @@ async fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
     let target = request.path_with_query().unwrap_or_else(|| "/".to_owned());
     let headers = request.headers().entries();
     drop(request);
-    let answer =
-        glue::answer(&method, &target, &headers, glue::now(), &mut Stores::new(WasiBuckets));
+    let answer = glue::answer(
+        &method,
+        &target,
+        &headers,
+        glue::now(),
+        &mut Stores::new(WasiBuckets),
+    );
     let fields = match Fields::from_list(&answer.headers) {
         Ok(fields) => fields,
         Err(error) => {

@@ -42,7 +42,11 @@ pub struct Stores<B: Buckets> {
 impl<B: Buckets> Stores<B> {
     /// Nothing opened yet.
     pub fn new(buckets: B) -> Self {
-        Stores { buckets, default: None, rate: None }
+        Stores {
+            buckets,
+            default: None,
+            rate: None,
+        }
     }
 
     fn bucket(&mut self, label: StoreLabel) -> Result<&B::Bucket, StoreError> {
@@ -92,9 +96,15 @@ pub fn answer(
     now: UnixMillis,
     store: &mut impl SyncStore,
 ) -> Answer {
-    let lines: Vec<(&str, &[u8])> =
-        headers.iter().map(|(name, value)| (name.as_str(), value.as_slice())).collect();
-    let request = Request { method, target, headers: &lines };
+    let lines: Vec<(&str, &[u8])> = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_slice()))
+        .collect();
+    let request = Request {
+        method,
+        target,
+        headers: &lines,
+    };
     let response = noise_filter_core::run(&request, now, store);
     frame(method == "HEAD", response)
 }
@@ -104,13 +114,26 @@ pub fn answer(
 /// length is not known here, and a declared length with no body would be
 /// refused by the runtime), nor do 204 and 304, which have no body.
 pub fn frame(head: bool, response: Response) -> Answer {
-    let Response { status, headers, body } = response;
-    let mut lines: Vec<(String, Vec<u8>)> =
-        headers.into_iter().map(|(name, value)| (name.to_owned(), value.into_bytes())).collect();
+    let Response {
+        status,
+        headers,
+        body,
+    } = response;
+    let mut lines: Vec<(String, Vec<u8>)> = headers
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value.into_bytes()))
+        .collect();
     if !head && status != 204 && status != 304 {
-        lines.push(("content-length".to_owned(), body.len().to_string().into_bytes()));
+        lines.push((
+            "content-length".to_owned(),
+            body.len().to_string().into_bytes(),
+        ));
     }
-    Answer { status, headers: lines, body }
+    Answer {
+        status,
+        headers: lines,
+        body,
+    }
 }
 
 /// Milliseconds since the Unix epoch from the system's wall clock (in the
@@ -142,17 +165,27 @@ pub struct MapBuckets {
 impl MapBuckets {
     /// The labels `spin.toml` declares: `default` and `rate`.
     pub fn spin_toml() -> Self {
-        MapBuckets { allowed: vec!["default".into(), "rate".into()], ..Default::default() }
+        MapBuckets {
+            allowed: vec!["default".into(), "rate".into()],
+            ..Default::default()
+        }
     }
 
     /// Writes a value directly (as the admin tool would).
     pub fn set(&self, label: &str, key: &str, value: Vec<u8>) {
-        self.labels.borrow_mut().entry(label.to_owned()).or_default().insert(key.to_owned(), value);
+        self.labels
+            .borrow_mut()
+            .entry(label.to_owned())
+            .or_default()
+            .insert(key.to_owned(), value);
     }
 
     /// Reads a value directly.
     pub fn value(&self, label: &str, key: &str) -> Option<Vec<u8>> {
-        self.labels.borrow().get(label).and_then(|l| l.get(key).cloned())
+        self.labels
+            .borrow()
+            .get(label)
+            .and_then(|l| l.get(key).cloned())
     }
 }
 
@@ -171,18 +204,29 @@ impl Buckets for MapBuckets {
             return Err(StoreError);
         }
         self.opened.set(self.opened.get() + 1);
-        Ok(MapBucket { labels: self.labels.clone(), name: name.to_owned() })
+        Ok(MapBucket {
+            labels: self.labels.clone(),
+            name: name.to_owned(),
+        })
     }
 }
 
 impl Bucket for MapBucket {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.labels.borrow().get(&self.name).and_then(|l| l.get(key).cloned()))
+        Ok(self
+            .labels
+            .borrow()
+            .get(&self.name)
+            .and_then(|l| l.get(key).cloned()))
     }
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let mut labels = self.labels.borrow_mut();
-        let slot = labels.entry(self.name.clone()).or_default().entry(key.to_owned()).or_default();
+        let slot = labels
+            .entry(self.name.clone())
+            .or_default()
+            .entry(key.to_owned())
+            .or_default();
         let old = <[u8; 8]>::try_from(slot.as_slice()).map_or(0, i64::from_le_bytes);
         let new = old.checked_add(delta).ok_or(StoreError)?;
         *slot = new.to_le_bytes().to_vec();
@@ -200,7 +244,9 @@ impl Bucket for MapBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use noise_filter_core::{AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, store};
+    use noise_filter_core::{
+        AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, store,
+    };
 
     const NOW: UnixMillis = UnixMillis(1_763_800_000_000);
 
@@ -208,7 +254,9 @@ mod tests {
         let key = ApiKey::from_random([3; 24]);
         let record = KeyRecord::new(AccountId::new("acme").unwrap(), "test", NOW).to_json();
         let mut custom = CustomPatterns::new();
-        custom.add(NewPattern::string("acme widget exploded"), NOW).unwrap();
+        custom
+            .add(NewPattern::string("acme widget exploded"), NOW)
+            .unwrap();
         let buckets = MapBuckets::spin_toml();
         let mut memory = MemoryStore::new();
         let record_key = store::key_record_key(&key.hash());
@@ -221,7 +269,10 @@ mod tests {
     }
 
     fn auth(key: &ApiKey) -> Vec<(String, Vec<u8>)> {
-        vec![("authorization".into(), format!("Bearer {}", key.expose()).into_bytes())]
+        vec![(
+            "authorization".into(),
+            format!("Bearer {}", key.expose()).into_bytes(),
+        )]
     }
 
     /// Same bytes as the core natively, for a table of requests, both variants.
@@ -232,7 +283,11 @@ mod tests {
         let cases: &[(&str, &str, bool)] = &[
             ("GET", "/v1/filters", true),
             ("GET", "/api/v1/filters", true),
-            ("GET", "/v1/filters?categories=bot-traffic,custom&minConfidence=0.1", true),
+            (
+                "GET",
+                "/v1/filters?categories=bot-traffic,custom&minConfidence=0.1",
+                true,
+            ),
             ("GET", "/api/v1/filters?includeCustom=false", true),
             ("HEAD", "/v1/filters", true),
             ("GET", "/v1/filters?minConfidence=2", true),
@@ -244,9 +299,15 @@ mod tests {
         for &(method, target, with_key) in cases {
             let headers = if with_key { auth(&key) } else { Vec::new() };
             let got = answer(method, target, &headers, NOW, &mut stores);
-            let lines: Vec<(&str, &[u8])> =
-                headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
-            let request = Request { method, target, headers: &lines };
+            let lines: Vec<(&str, &[u8])> = headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_slice()))
+                .collect();
+            let request = Request {
+                method,
+                target,
+                headers: &lines,
+            };
             let want = noise_filter_core::run(&request, NOW, &mut memory);
             assert_eq!(got.status, want.status, "{method} {target}");
             assert_eq!(got.body, want.body, "{method} {target}");
@@ -255,7 +316,11 @@ mod tests {
                 .iter()
                 .map(|(n, v)| ((*n).to_owned(), v.clone().into_bytes()))
                 .collect();
-            assert_eq!(&got.headers[..core_lines.len()], &core_lines[..], "{method} {target}");
+            assert_eq!(
+                &got.headers[..core_lines.len()],
+                &core_lines[..],
+                "{method} {target}"
+            );
         }
     }
 
@@ -264,11 +329,17 @@ mod tests {
         let (buckets, _, key) = seeded();
         let mut stores = Stores::new(buckets.clone());
         for _ in 0..3 {
-            assert_eq!(answer("GET", "/v1/filters", &auth(&key), NOW, &mut stores).status, 200);
+            assert_eq!(
+                answer("GET", "/v1/filters", &auth(&key), NOW, &mut stores).status,
+                200
+            );
         }
         let window = NOW.0 / 60_000;
         let counter = store::counter_key(&key.hash(), window);
-        assert_eq!(buckets.value("rate", &counter), Some(3i64.to_le_bytes().to_vec()));
+        assert_eq!(
+            buckets.value("rate", &counter),
+            Some(3i64.to_le_bytes().to_vec())
+        );
         assert_eq!(buckets.value("default", &counter), None);
     }
 
@@ -285,7 +356,13 @@ mod tests {
         assert!(head.body.is_empty());
         assert!(head.headers.iter().all(|(n, _)| n != "content-length"));
 
-        let etag = get.headers.iter().find(|(n, _)| n == "etag").unwrap().1.clone();
+        let etag = get
+            .headers
+            .iter()
+            .find(|(n, _)| n == "etag")
+            .unwrap()
+            .1
+            .clone();
         let mut conditional = auth(&key);
         conditional.push(("if-none-match".into(), etag));
         let cached = answer("GET", "/v1/filters", &conditional, NOW, &mut stores);
@@ -305,7 +382,10 @@ mod tests {
         headers.extend(auth(&key));
         let got = answer("GET", "/v1/filters", &headers, NOW, &mut stores);
         assert_eq!(got.status, 401);
-        assert_eq!(got.body, br#"{"error":"Missing or invalid Authorization header"}"#);
+        assert_eq!(
+            got.body,
+            br#"{"error":"Missing or invalid Authorization header"}"#
+        );
     }
 
     #[test]
@@ -328,9 +408,18 @@ mod tests {
         assert_eq!(got.status, 503);
         assert!(got.body.starts_with(br#"{"error":"#));
 
-        let mut undeclared = MapBuckets { allowed: vec!["default".into()], ..seeded().0 };
+        let mut undeclared = MapBuckets {
+            allowed: vec!["default".into()],
+            ..seeded().0
+        };
         undeclared.failing = false;
-        let got = answer("GET", "/api/v1/filters", &auth(&key), NOW, &mut Stores::new(undeclared));
+        let got = answer(
+            "GET",
+            "/api/v1/filters",
+            &auth(&key),
+            NOW,
+            &mut Stores::new(undeclared),
+        );
         assert_eq!(got.status, 503, "rate label missing from spin.toml");
     }
 

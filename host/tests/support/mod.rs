@@ -33,7 +33,11 @@ pub fn host_bin() -> PathBuf {
 
 /// The cargo target folder the host binary was built in.
 pub fn target_dir() -> PathBuf {
-    host_bin().parent().and_then(Path::parent).expect("<target>/<profile>/binary").to_owned()
+    host_bin()
+        .parent()
+        .and_then(Path::parent)
+        .expect("<target>/<profile>/binary")
+        .to_owned()
 }
 
 /// The component, built once per test binary.
@@ -44,15 +48,27 @@ pub fn component() -> PathBuf {
             if let Some(path) = std::env::var_os("NOISE_FILTER_COMPONENT") {
                 return PathBuf::from(path);
             }
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .expect("workspace root");
             let status = Command::new(env!("CARGO"))
                 .current_dir(root)
-                .args(["build", "--quiet", "-p", "noise-filter-spin", "--target", "wasm32-wasip2"])
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "noise-filter-spin",
+                    "--target",
+                    "wasm32-wasip2",
+                ])
                 .args(["--profile", "wasm", "--target-dir"])
                 .arg(target_dir())
                 .status()
                 .expect("cargo runs");
-            assert!(status.success(), "building the component failed (rustup target add wasm32-wasip2?)");
+            assert!(
+                status.success(),
+                "building the component failed (rustup target add wasm32-wasip2?)"
+            );
             let wasm = target_dir().join("wasm32-wasip2/wasm/noise_filter_spin.wasm");
             assert!(wasm.is_file(), "no component at {}", wasm.display());
             wasm
@@ -69,7 +85,10 @@ impl TempDir {
         let unique = format!(
             "nf-host-{name}-{}-{}",
             std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
         );
         let dir = std::env::temp_dir().join(unique);
         std::fs::create_dir_all(&dir).unwrap();
@@ -101,7 +120,10 @@ pub fn host_cmd(state: &Path, store_args: &[&str]) -> Command {
 
 /// Runs an admin command; returns its output whatever the status.
 pub fn admin(state: &Path, store_args: &[&str], args: &[&str]) -> Output {
-    host_cmd(state, store_args).args(args).output().expect("host binary runs")
+    host_cmd(state, store_args)
+        .args(args)
+        .output()
+        .expect("host binary runs")
 }
 
 /// Runs an admin command that must succeed; returns stdout.
@@ -119,13 +141,21 @@ pub fn admin_ok(state: &Path, store_args: &[&str], args: &[&str]) -> String {
 /// Runs an admin command that must fail; returns stderr.
 pub fn admin_err(state: &Path, store_args: &[&str], args: &[&str]) -> String {
     let out = admin(state, store_args, args);
-    assert!(!out.status.success(), "{args:?} should have failed: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "{args:?} should have failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8(out.stderr).unwrap()
 }
 
 /// Creates a key; returns it.
 pub fn create_key(state: &Path, store_args: &[&str], account: &str) -> String {
-    let out = admin_ok(state, store_args, &["keys", "create", "--account", account, "--label", "test"]);
+    let out = admin_ok(
+        state,
+        store_args,
+        &["keys", "create", "--account", account, "--label", "test"],
+    );
     let key = out.trim().to_owned();
     assert!(key.starts_with("nf_") && key.len() == 51, "{out}");
     key
@@ -149,7 +179,8 @@ impl Host {
 
     /// Starts `serve` on a free port with extra `serve` arguments.
     pub fn start_with(state: &Path, store_args: &[&str], extra: &[&str]) -> Host {
-        let stderr = std::fs::File::create(state.join(format!("host-{}.stderr", unique()))).unwrap();
+        let stderr =
+            std::fs::File::create(state.join(format!("host-{}.stderr", unique()))).unwrap();
         let mut child = host_cmd(state, store_args)
             .args(["serve", "--listen", "127.0.0.1:0", "--component"])
             .arg(component())
@@ -175,7 +206,11 @@ impl Host {
                 line.clear();
             }
         });
-        Host { child, addr, greeting }
+        Host {
+            child,
+            addr,
+            greeting,
+        }
     }
 
     /// Sends one request on a new connection.
@@ -185,7 +220,11 @@ impl Host {
 
     /// `GET target` with `Authorization: Bearer key`.
     pub fn get(&self, target: &str, key: &str) -> Reply {
-        self.send("GET", target, &[("authorization", &format!("Bearer {key}"))])
+        self.send(
+            "GET",
+            target,
+            &[("authorization", &format!("Bearer {key}"))],
+        )
     }
 
     /// SIGKILL, and wait for it to be gone.
@@ -202,7 +241,10 @@ impl Drop for Host {
 }
 
 fn unique() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
 }
 
 /// A response as it came over the wire.
@@ -217,7 +259,10 @@ pub struct Reply {
 impl Reply {
     /// The first value of header `name`.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The `error` text of a JSON error body.
@@ -236,7 +281,13 @@ impl Reply {
     pub fn ids(&self) -> Vec<String> {
         self.json()["patterns"]
             .as_array()
-            .unwrap_or_else(|| panic!("no pattern list: {} {}", self.status, String::from_utf8_lossy(&self.body)))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no pattern list: {} {}",
+                    self.status,
+                    String::from_utf8_lossy(&self.body)
+                )
+            })
             .iter()
             .map(|p| p["id"].as_str().unwrap().to_owned())
             .collect()
@@ -276,7 +327,9 @@ fn connect(addr: &str) -> TcpStream {
     loop {
         match TcpStream::connect(addr) {
             Ok(stream) => {
-                stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(60)))
+                    .unwrap();
                 return stream;
             }
             Err(e) if Instant::now() < deadline => {
@@ -303,16 +356,24 @@ fn parse(raw: &[u8]) -> Reply {
             (name.trim().to_ascii_lowercase(), value.trim().to_owned())
         })
         .collect();
-    Reply { status, headers, body: raw[split + 4..].to_vec() }
+    Reply {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    }
 }
 
 /// The `default` label of a SQLite store file, as a core [`MemoryStore`]
 /// (the rate label starts empty, as the host's in-memory one does).
 pub fn memory_copy(db: &Path) -> MemoryStore {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare("SELECT key, value FROM spin_key_value WHERE store = 'default'").unwrap();
+    let mut stmt = conn
+        .prepare("SELECT key, value FROM spin_key_value WHERE store = 'default'")
+        .unwrap();
     let rows = stmt
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
+        .query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })
         .unwrap();
     let mut kv = MemoryStore::new();
     for row in rows {
@@ -323,16 +384,32 @@ pub fn memory_copy(db: &Path) -> MemoryStore {
 }
 
 /// The core's answer, natively, at [`NOW`].
-pub fn core_answer(kv: &mut MemoryStore, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+pub fn core_answer(
+    kv: &mut MemoryStore,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+) -> Response {
     let lines: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
-    noise_filter_core::run(&Request { method, target, headers: &lines }, NOW, kv)
+    noise_filter_core::run(
+        &Request {
+            method,
+            target,
+            headers: &lines,
+        },
+        NOW,
+        kv,
+    )
 }
 
 /// Asserts that a reply is the core's response, byte for byte, framing aside.
 pub fn assert_same(reply: &Reply, core: &Response, what: &str) {
     assert_eq!(reply.status, core.status, "{what}: status");
-    let want: Vec<(String, String)> =
-        core.headers.iter().map(|(n, v)| ((*n).to_owned(), v.clone())).collect();
+    let want: Vec<(String, String)> = core
+        .headers
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), v.clone()))
+        .collect();
     assert_eq!(reply.without_framing(), want, "{what}: headers");
     assert_eq!(
         String::from_utf8_lossy(&reply.body),
@@ -366,25 +443,33 @@ pub fn burst(host: &Host, key: &str, total: usize) -> (usize, usize, Vec<Reply>)
                                 samples.push(reply);
                             }
                         }
-                        other => panic!("unexpected {other}: {}", String::from_utf8_lossy(&reply.body)),
+                        other => panic!(
+                            "unexpected {other}: {}",
+                            String::from_utf8_lossy(&reply.body)
+                        ),
                     }
                 }
                 (ok, limited, samples)
             })
         })
         .collect();
-    threads.into_iter().map(|t| t.join().unwrap()).fold((0, 0, Vec::new()), |mut acc, (o, l, s)| {
-        acc.0 += o;
-        acc.1 += l;
-        acc.2.extend(s);
-        acc
-    })
+    threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .fold((0, 0, Vec::new()), |mut acc, (o, l, s)| {
+            acc.0 += o;
+            acc.1 += l;
+            acc.2.extend(s);
+            acc
+        })
 }
 
 /// `r=` of the `RateLimit` header.
 pub fn remaining(reply: &Reply) -> u64 {
     let header = reply.header("ratelimit").expect("RateLimit header");
-    let r = header.split(';').find_map(|p| p.strip_prefix("r=")).expect("r=");
+    let r = header
+        .split(';')
+        .find_map(|p| p.strip_prefix("r="))
+        .expect("r=");
     r.parse().unwrap()
 }
-
