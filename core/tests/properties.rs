@@ -132,6 +132,9 @@ proptest! {
         };
         if doc.add(new, UnixMillis(0)).is_err() {
             prop_assert_eq!(doc, before, "nothing changes on refusal");
+        } else {
+            // What is accepted reads back exactly from the stored layout.
+            prop_assert_eq!(CustomPatterns::decode(&doc.encode()), Some(doc));
         }
     }
 
