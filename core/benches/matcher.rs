@@ -3,6 +3,7 @@
 //! (every pattern in turn), with the full catalog plus 100 custom patterns.
 //!
 //! `cargo bench -p noise-filter-core --bench matcher`
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
 use noise_filter_core::{Event, Kind, Matcher, MatcherPattern, catalog, syntax};

@@ -2,6 +2,7 @@
 //! response bytes, measured in the same run.
 //!
 //! `cargo bench -p noise-filter-core --bench respond`
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 use criterion::{BatchSize, Criterion, black_box, criterion_group, criterion_main};
 use noise_filter_core::{

@@ -162,7 +162,9 @@ struct Counted {
     previous: u64,
 }
 
+/// What the exchange waits for.
 #[derive(Debug)]
+#[allow(clippy::enum_variant_names)] // each state names what it awaits
 enum State {
     AwaitKeyRecord,
     AwaitCurrent {

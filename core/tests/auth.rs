@@ -1,4 +1,5 @@
 //! Authentication: every row of PRODUCT.md's table, one named test each.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 use support::{World, error_of};

@@ -1,4 +1,5 @@
 //! The built-in catalog: size, coverage, validity and safety.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 use std::collections::HashSet;

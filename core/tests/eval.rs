@@ -1,5 +1,6 @@
 //! The catalog against the labelled evaluation set: recall on real noise and
 //! false positives on real application errors, at the default threshold.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 #[path = "support/eval.rs"]
 mod eval;

@@ -1,5 +1,6 @@
 //! The matcher: semantics, attribution, response bodies, custom patterns, and
 //! equality with the naive loop a user would write.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 #[path = "support/eval.rs"]
 mod eval;

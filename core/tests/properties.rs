@@ -1,6 +1,7 @@
 //! Properties over arbitrary input: no request panics, every refusal is a
 //! well-formed `{"error": ...}` with a 4xx (5xx only when the store fails),
 //! and custom-pattern validation never panics.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 use noise_filter_core::{CustomPatterns, NewPattern, Request, UnixMillis, run};

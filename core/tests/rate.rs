@@ -1,4 +1,5 @@
 //! The rate limit with a fixed clock and an in-memory store.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 use noise_filter_core::rate::{self, LIMIT, RateDecision, RateWindow, WINDOW_MS};

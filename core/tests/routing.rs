@@ -1,4 +1,5 @@
 //! Paths, methods, CORS and HEAD, and the order of checks.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 use support::{World, error_of};

@@ -1,6 +1,7 @@
 //! Snapshots of the exact bytes of each response shape, so a change of field
 //! order, spelling or header is a visible diff (`cargo insta review`, or
 //! `INSTA_UPDATE=always cargo test` then read the diff).
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 #![cfg(not(target_family = "wasm"))] // insta reads snapshot files
 
 mod support;

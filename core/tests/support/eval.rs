@@ -1,4 +1,5 @@
 //! The labelled evaluation set (catalog/eval.toml), compiled in so the same
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 #![allow(unreachable_pub, dead_code)]
 //! test runs natively and under wasm.
 

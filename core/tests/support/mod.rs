@@ -1,5 +1,6 @@
 //! A deterministic world for the core's tests: an in-memory store, keys made
 //! from counted "random" bytes, and a fixed clock.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 #![allow(dead_code, unreachable_pub)]
 
 use noise_filter_core::{
