@@ -367,7 +367,8 @@ impl CustomPatterns {
                 pattern: wire.pattern,
                 kind: wire.kind,
                 category: entry.category,
-                confidence: wire.confidence,
+                // The line's own number, parsed exactly by std.
+                confidence: entry.confidence,
                 source: wire.source,
             });
         }
@@ -417,7 +418,6 @@ struct WirePatternA {
     pattern: String,
     #[serde(rename = "type")]
     kind: Kind,
-    confidence: f64,
     source: String,
 }
 
