@@ -286,6 +286,7 @@ impl Exchange {
                     .headers
                     .push(("retry-after", retry_after.to_string()));
                 push_rate_headers(&mut response, 0, retry_after);
+                push_cors(&mut response);
                 self.refund(response)
             }
             RateDecision::Admitted { .. } => {
@@ -388,7 +389,7 @@ impl Exchange {
 /// rather than panic if it ever happens.
 fn unreachable_state(state: State) -> Step {
     debug_assert!(false, "step resumed in state {state:?}");
-    Step::Respond(error_response(&Rejection::CorruptRecord))
+    finish_error(false, &Rejection::CorruptRecord, None)
 }
 
 const RATE_POLICY: &str = "\"per-key\";q=1000;w=60";

@@ -478,10 +478,7 @@ fn description_states_what_the_core_does() {
 /// document states the contract (PRODUCT.md: every response carries
 /// `Access-Control-Allow-Origin: *`); this list records where the core falls
 /// short, and the test fails once it no longer does, so the entry goes.
-const KNOWN_DEVIATIONS: &[(u16, &str)] = &[
-    (429, "access-control-allow-origin"),
-    (429, "access-control-expose-headers"),
-];
+const KNOWN_DEVIATIONS: &[(u16, &str)] = &[];
 
 /// One request and the core's answer.
 struct Exchange {
