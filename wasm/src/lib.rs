@@ -344,10 +344,16 @@ fn to_js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
 }
 
 /// The core's matcher.
+///
+/// Classifying crosses the boundary once with one string and four lengths,
+/// and returns the number of matches; the matches themselves are fetched
+/// with [`JsMatcher::matches`] only when there are some.
 #[wasm_bindgen(js_name = Matcher)]
 #[derive(Debug)]
 pub struct JsMatcher {
     inner: Matcher,
+    /// The last verdict, flat: pattern index, text code.
+    last: Vec<u32>,
 }
 
 /// Text codes in a verdict: the message, the user agent, then frame `i` as
@@ -360,25 +366,23 @@ const FRAME: u32 = 2;
 impl JsMatcher {
     /// The built-in catalog at or above `min_confidence`.
     pub fn builtin(min_confidence: f64) -> JsMatcher {
-        JsMatcher {
-            inner: Matcher::builtin(min_confidence),
-        }
+        JsMatcher::wrap(Matcher::builtin(min_confidence))
     }
 
     /// The patterns of a Variant A or B response body.
     #[wasm_bindgen(js_name = fromResponse)]
     pub fn from_response(body: &str) -> Result<JsMatcher, JsError> {
-        Ok(JsMatcher {
-            inner: Matcher::from_response(body.as_bytes()).map_err(error)?,
-        })
+        Ok(JsMatcher::wrap(
+            Matcher::from_response(body.as_bytes()).map_err(error)?,
+        ))
     }
 
     /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`.
     #[wasm_bindgen(js_name = fromPatterns)]
     pub fn from_patterns(patterns: JsValue) -> Result<JsMatcher, JsError> {
-        Ok(JsMatcher {
-            inner: Matcher::new(read_matcher_patterns(patterns)?).map_err(error)?,
-        })
+        Ok(JsMatcher::wrap(
+            Matcher::new(read_matcher_patterns(patterns)?).map_err(error)?,
+        ))
     }
 
     /// A new matcher with this one's patterns followed by `patterns`.
@@ -386,9 +390,7 @@ impl JsMatcher {
     pub fn with_patterns(&self, patterns: JsValue) -> Result<JsMatcher, JsError> {
         let added = read_matcher_patterns(patterns)?;
         let all = self.inner.patterns().iter().cloned().chain(added);
-        Ok(JsMatcher {
-            inner: Matcher::new(all).map_err(error)?,
-        })
+        Ok(JsMatcher::wrap(Matcher::new(all).map_err(error)?))
     }
 
     /// The patterns, in order: `[{id, pattern, type, category, confidence}]`.
@@ -396,50 +398,112 @@ impl JsMatcher {
         to_js(self.inner.patterns())
     }
 
-    /// Classifies an event whose frame URLs are joined by `\n`. Returns the
-    /// matches flat: pattern index, text code (0 message, 1 user agent,
-    /// 2 + i frame i), in the core's order.
+    /// Classifies an event given as its texts concatenated: the exception
+    /// type, the message, the frame URLs joined by `\n`, the user agent.
+    /// Each length is in UTF-16 code units (JavaScript's `length`), −1 for
+    /// an absent text; the user agent is the rest. Returns the number of
+    /// matches.
     pub fn classify(
-        &self,
-        exception_type: Option<String>,
-        message: Option<String>,
-        frames: Option<String>,
-        user_agent: Option<String>,
-    ) -> Vec<u32> {
+        &mut self,
+        texts: &str,
+        type_len: i32,
+        message_len: i32,
+        frames_len: i32,
+        has_user_agent: bool,
+    ) -> u32 {
+        let [exception_type, message, frames, rest] =
+            split_utf16(texts, [type_len, message_len, frames_len]);
         let frames = frames.map_or_else(Vec::new, |f| f.split('\n').map(str::to_owned).collect());
-        self.verdict(exception_type, message, frames, user_agent)
+        self.verdict(
+            exception_type,
+            message,
+            frames,
+            rest.filter(|_| has_user_agent),
+        )
     }
 
-    /// [`JsMatcher::classify`] with the frames as an array (for frame texts
-    /// that contain `\n`).
+    /// [`JsMatcher::classify`] with the texts apart (for frame URLs that
+    /// contain `\n`).
     #[wasm_bindgen(js_name = classifyFrames)]
     pub fn classify_frames(
-        &self,
+        &mut self,
         exception_type: Option<String>,
         message: Option<String>,
         frames: Vec<String>,
         user_agent: Option<String>,
-    ) -> Vec<u32> {
-        self.verdict(exception_type, message, frames, user_agent)
-    }
-}
-
-impl JsMatcher {
-    fn verdict(
-        &self,
-        exception_type: Option<String>,
-        message: Option<String>,
-        frames: Vec<String>,
-        user_agent: Option<String>,
-    ) -> Vec<u32> {
+    ) -> u32 {
         let event = noise_filter_core::Event {
             exception_type,
             message,
             frames,
             user_agent,
         };
-        encode(self.inner.patterns(), &self.inner.classify(&event))
+        self.last = encode(self.inner.patterns(), &self.inner.classify(&event));
+        (self.last.len() / 2) as u32
     }
+
+    /// The matches of the last classification, flat: pattern index, text
+    /// code (0 message, 1 user agent, 2 + i frame i), in the core's order.
+    pub fn matches(&self) -> Vec<u32> {
+        self.last.clone()
+    }
+}
+
+impl JsMatcher {
+    fn wrap(inner: Matcher) -> JsMatcher {
+        JsMatcher {
+            inner,
+            last: Vec::new(),
+        }
+    }
+
+    fn verdict(
+        &mut self,
+        exception_type: Option<&str>,
+        message: Option<&str>,
+        frames: Vec<String>,
+        user_agent: Option<&str>,
+    ) -> u32 {
+        let event = noise_filter_core::Event {
+            exception_type: exception_type.map(str::to_owned),
+            message: message.map(str::to_owned),
+            frames,
+            user_agent: user_agent.map(str::to_owned),
+        };
+        self.last = encode(self.inner.patterns(), &self.inner.classify(&event));
+        (self.last.len() / 2) as u32
+    }
+}
+
+/// Cuts `text` into the texts of `lengths` (UTF-16 code units; −1: absent,
+/// taking nothing) and the rest.
+fn split_utf16(text: &str, lengths: [i32; 3]) -> [Option<&str>; 4] {
+    let ascii = text.is_ascii();
+    let mut out = [None; 4];
+    let mut at = 0;
+    for (slot, &length) in out.iter_mut().zip(&lengths) {
+        let Ok(units) = usize::try_from(length) else {
+            continue;
+        };
+        let end = if ascii {
+            (at + units).min(text.len())
+        } else {
+            let mut counted = 0;
+            let mut end = at;
+            for c in text[at..].chars() {
+                if counted >= units {
+                    break;
+                }
+                counted += c.len_utf16();
+                end += c.len_utf8();
+            }
+            end
+        };
+        *slot = Some(&text[at..end]);
+        at = end;
+    }
+    out[3] = Some(&text[at..]);
+    out
 }
 
 fn read_matcher_patterns(patterns: JsValue) -> Result<Vec<MatcherPattern>, JsError> {
