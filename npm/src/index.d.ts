@@ -1,0 +1,231 @@
+// Types of the `noise-filter` package, written by hand and checked by `tsc`
+// in the package's tests (npm/test/types). Every runtime entry exports the
+// same API.
+
+/**
+ * A value as a store returns it: text or bytes (a counter: also a number);
+ * absent: null or undefined.
+ */
+export type StoredValue = string | Uint8Array | ArrayBuffer | number | null | undefined;
+
+/**
+ * Where API keys live. `key` is `key/<SHA-256 hex of the API key>`, the value
+ * the key record written by {@link createKey}: the same layout as the Spin
+ * app's `default` key-value store, so one store can serve both.
+ */
+export interface KeyStore {
+  get(key: string): Promise<StoredValue> | StoredValue;
+}
+
+/** Where accounts' custom patterns live: `account/<account>/patterns`. */
+export interface CustomPatternStore {
+  get(key: string): Promise<StoredValue> | StoredValue;
+}
+
+/**
+ * Rate-limit counters (`rate/<key hash>/<window>`). `increment` must be
+ * atomic across every process that serves the same keys (Redis `INCRBY`,
+ * a Durable Object, …): a missing counter is 0, and it returns the new value.
+ */
+export interface RateLimitStore {
+  get(key: string): Promise<StoredValue> | StoredValue;
+  increment(key: string, delta: number): Promise<number> | number;
+  delete(key: string): Promise<void> | void;
+}
+
+/** A store the admin helpers can write: a {@link KeyStore} or {@link CustomPatternStore} with `set`. */
+export interface WritableStore {
+  get(key: string): Promise<StoredValue> | StoredValue;
+  set(key: string, value: string): Promise<void> | void;
+}
+
+/**
+ * Every store in one process's memory: keys, custom patterns and counters.
+ * Fine for one process; several processes need a shared store.
+ */
+export class MemoryStore implements KeyStore, CustomPatternStore, RateLimitStore, WritableStore {
+  get(key: string): Promise<string | number | null>;
+  set(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+  increment(key: string, delta: number): Promise<number>;
+  /** Every key held, in insertion order. */
+  keys(): string[];
+}
+
+export interface HandlerOptions {
+  /** Key records (see {@link createKey}). */
+  keys: KeyStore;
+  /** Accounts' custom patterns (see {@link addCustomPatterns}); may be the same store as `keys`. */
+  customPatterns: CustomPatternStore;
+  /** Rate-limit counters; default: a new {@link MemoryStore} (one process only). */
+  rateLimitStore?: RateLimitStore;
+  /** Milliseconds since the Unix epoch; default `Date.now`. */
+  clock?: () => number;
+}
+
+/** The service as a fetch handler, answering as the Spin component does. */
+export function createHandler(options: HandlerOptions): (request: Request) => Promise<Response>;
+
+export interface CreateKeyOptions {
+  /** The account: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit. */
+  account: string;
+  /** A note of the owner's choosing ("ci", "production"). */
+  label?: string;
+  /** Creation time, Unix milliseconds; default now. */
+  now?: number;
+  /** 24 random bytes; default `crypto.getRandomValues`. */
+  random?: Uint8Array;
+}
+
+/** Creates an API key (`nf_` and 48 hex digits), stores only its hash's record, returns the key once. */
+export function createKey(store: WritableStore, options: CreateKeyOptions): Promise<string>;
+
+/** Revokes a key; false when the store does not know it. */
+export function revokeKey(store: WritableStore, key: string, options?: { now?: number }): Promise<boolean>;
+
+/** A custom pattern as an account adds it. */
+export interface NewPattern {
+  /** The text: a case-insensitive substring, or with `type: "regex"` an ECMAScript regex in the shared subset. */
+  pattern: string;
+  /** Default `"string"`. */
+  type?: PatternType;
+  /** `custom-…`; assigned (`custom-1`, …) when absent. */
+  id?: string;
+  /** One of the six categories in either variant's spelling, or `custom` (default). */
+  category?: string;
+  /** 0 to 1; default 1. */
+  confidence?: number;
+  /** Where it comes from. */
+  source?: string;
+}
+
+/** Adds custom patterns to an account, all or none; returns their ids. Throws when one is refused. */
+export function addCustomPatterns(
+  store: WritableStore,
+  account: string,
+  patterns: readonly NewPattern[],
+  options?: { now?: number },
+): Promise<string[]>;
+
+/** Removes an account's custom pattern; false when it had no such id. */
+export function removeCustomPattern(
+  store: WritableStore,
+  account: string,
+  id: string,
+  options?: { now?: number },
+): Promise<boolean>;
+
+/** An account's custom patterns as Variant A lists them. */
+export function listCustomPatterns(store: KeyStore, account: string): Promise<Pattern[]>;
+
+export type PatternType = 'string' | 'regex';
+
+/** A pattern as the matcher holds it. */
+export interface Pattern {
+  id: string;
+  pattern: string;
+  type: PatternType;
+  /** As the source spelled it (`browser-extension`, `BOT_TRAFFIC`, `custom`, …). */
+  category: string;
+  confidence: number;
+}
+
+/** A pattern given to the matcher: `type` defaults to `"string"`, `confidence` to 1. */
+export interface PatternInput {
+  id: string;
+  pattern: string;
+  type?: PatternType;
+  category?: string;
+  confidence?: number;
+}
+
+/** An error event as the matcher reads it. */
+export interface EventInput {
+  /** The message or exception value. */
+  message?: string;
+  /** The exception type (`TypeError`); the message is then read as `Type: message`. */
+  type?: string;
+  /** A JavaScript stack trace; its script URLs become `frames` when `frames` is absent. */
+  stack?: string;
+  /** Script URLs of the stack frames. */
+  frames?: readonly string[];
+  /** The URL of the script the error came from (`ErrorEvent.filename`): read as the first frame. */
+  url?: string;
+  /** The user agent of the browser or client that reported it. */
+  userAgent?: string;
+}
+
+/** The part of a Sentry event the matcher reads. */
+export interface SentryLikeEvent {
+  message?: string | { formatted?: string };
+  exception?: {
+    values?: ReadonlyArray<{
+      type?: string;
+      value?: string;
+      stacktrace?: { frames?: ReadonlyArray<{ filename?: string; abs_path?: string }> };
+    }>;
+  };
+  request?: { headers?: Record<string, string> };
+}
+
+/** What the matcher classifies. */
+export type Classifiable = Error | string | EventInput | SentryLikeEvent;
+
+/** One pattern that matched one text of the event. */
+export interface Match {
+  id: string;
+  category: string;
+  confidence: number;
+  /** Which text: the message (`Type: message`), a frame URL, or the user agent. */
+  field: 'message' | 'frame' | 'userAgent';
+  /** For `frame`: its position in the event's frames. */
+  index?: number;
+}
+
+/** The matcher's answer: noise when any pattern matched. */
+export interface Verdict {
+  noise: boolean;
+  /** By text (message, frames, user agent), then pattern order. */
+  matches: readonly Match[];
+}
+
+/** A compiled pattern set; the same matcher as the service's core. */
+export class Matcher {
+  private constructor();
+  /** The built-in catalog at or above `minConfidence` (default 0.5, the service's default). */
+  static builtin(options?: { minConfidence?: number }): Matcher;
+  /** The patterns of a Variant A or B response body from any deployment: text, bytes or parsed JSON. */
+  static fromResponse(body: string | Uint8Array | ArrayBuffer | { patterns: readonly PatternInput[] }): Matcher;
+  /** Patterns of your own. Throws when a regex is outside the shared subset. */
+  static fromPatterns(patterns: readonly PatternInput[]): Matcher;
+  /** A new matcher: these patterns after this one's. */
+  withPatterns(patterns: readonly PatternInput[]): Matcher;
+  /** The patterns, in order. */
+  readonly patterns: Pattern[];
+  /** Which patterns match which text of the event. */
+  classify(input: Classifiable): Verdict;
+  /** Whether any pattern matches the event. */
+  isNoise(input: Classifiable): boolean;
+  /** Frees the wasm memory now rather than when the matcher is collected. */
+  free(): void;
+}
+
+/** The event the matcher reads from an input. */
+export function toEvent(input: Classifiable): {
+  type?: string;
+  message?: string;
+  frames?: string[];
+  userAgent?: string;
+};
+
+/** Script URLs of a V8, SpiderMonkey or JavaScriptCore stack trace, line and column cut off. */
+export function parseStack(stack: string | undefined): string[];
+
+/**
+ * A `beforeSend` hook for Sentry-style SDKs: `null` (drop) for noise, the
+ * event otherwise. `onNoise` sees each dropped event's verdict.
+ */
+export function createBeforeSend<E extends Classifiable, H = unknown>(
+  matcher: Matcher,
+  options?: { onNoise?: (verdict: Verdict, event: E, hint: H) => void },
+): (event: E, hint?: H) => E | null;
