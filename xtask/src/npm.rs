@@ -1,8 +1,345 @@
-//! The npm package (owned by the npm work, issue 5).
+//! `cargo xtask npm [build|test|bench]`: the npm package `noise-filter`.
+//!
+//! | mode | what it does |
+//! |---|---|
+//! | `build` (default) | wasm32 build of `noise-filter-wasm`, `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
+//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, headless Chromium (Vite), `tsc` |
+//! | `bench` | `build`, the oracle (for its events), then `npm/bench/matcher.mjs` |
+//!
+//! Works from a clean clone: it adds the rustup target, installs the pinned
+//! `wasm-bindgen-cli` when missing and the npm dev dependencies (`binaryen`
+//! for `wasm-opt`; the test project's runtimes and tools) from their lock
+//! files. Only Chromium comes from the system (`apt-get install chromium`).
 
-use crate::util::Result;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-/// Builds the npm package into `npm/dist`.
-pub(crate) fn build(_args: &[String]) -> Result {
-    Err("not yet: the npm package lands with its issue".into())
+use crate::util::{self, Result};
+
+/// Must equal the workspace's `wasm-bindgen = "=…"` pin: the CLI and the
+/// library have to agree on the ABI.
+const WASM_BINDGEN_VERSION: &str = "0.2.130";
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// `wasm-opt` flags: the features rustc enables for wasm32 by default.
+const WASM_OPT_FLAGS: &[&str] = &[
+    "-Oz",
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+/// The hand-written files of the package, copied into `dist/` as they are.
+const SOURCES: &[&str] = &[
+    "api.js",
+    "node.js",
+    "deno.js",
+    "browser.js",
+    "workerd.js",
+    "index.d.ts",
+];
+/// The glue's base name: wasm-bindgen writes `<name>.js` and `<name>_bg.wasm`.
+const GLUE: &str = "noise_filter";
+/// Chromium, as Debian installs it (`apt-get install chromium`).
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Entry point of `cargo xtask npm`.
+pub(crate) fn build(args: &[String]) -> Result {
+    match args.first().map(String::as_str) {
+        None | Some("build") => build_package().map(|_| ()),
+        Some("test") => test(),
+        Some("bench") => bench(),
+        Some(other) => Err(format!("unknown mode {other:?}: use build, test or bench")),
+    }
+}
+
+fn npm_dir() -> PathBuf {
+    util::root().join("npm")
+}
+
+/// Builds `npm/dist`; returns the tarball-ready package folder (`npm/`).
+fn build_package() -> Result<PathBuf> {
+    let npm = npm_dir();
+    let pkg = npm.join("pkg");
+    let dist = npm.join("dist");
+    util::ensure_targets(&[WASM_TARGET])?;
+    ensure_wasm_bindgen()?;
+    util::run(util::cargo().args([
+        "build",
+        "--package",
+        "noise-filter-wasm",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        "wasm",
+    ]))?;
+    let wasm = util::target_dir()
+        .join(WASM_TARGET)
+        .join("wasm")
+        .join("noise_filter_wasm.wasm");
+
+    npm_install(&npm)?;
+    reset_dir(&pkg)?;
+    reset_dir(&dist)?;
+    // One wasm-bindgen target for every runtime: `web` glue is plain ESM
+    // with `initSync`; each runtime's entry (src/*.js) only loads the bytes.
+    util::run(
+        Command::new(wasm_bindgen())
+            .args(["--target", "web", "--out-name", GLUE, "--no-typescript"])
+            .args(["--remove-name-section", "--remove-producers-section"])
+            .arg("--out-dir")
+            .arg(&pkg)
+            .arg(&wasm),
+    )?;
+    let bg = format!("{GLUE}_bg.wasm");
+    util::run(
+        npx(&npm, "wasm-opt")
+            .args(WASM_OPT_FLAGS)
+            .arg(pkg.join(&bg))
+            .arg("-o")
+            .arg(dist.join(&bg)),
+    )?;
+    copy(&pkg.join(format!("{GLUE}.js")), &dist.join("glue.js"))?;
+    for file in SOURCES {
+        copy(&npm.join("src").join(file), &dist.join(file))?;
+    }
+    report_sizes(&npm, &pkg.join(&bg), &dist.join(&bg))?;
+    Ok(npm)
+}
+
+/// Installs `wasm-bindgen-cli` at the pinned version unless it is on PATH.
+fn ensure_wasm_bindgen() -> Result {
+    let installed = Command::new(wasm_bindgen())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(WASM_BINDGEN_VERSION));
+    if installed {
+        return Ok(());
+    }
+    // Without --locked: with it, a locked dependency is missing from the
+    // registry (TOOLCHAIN.md).
+    util::run(
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())).args([
+            "install",
+            "wasm-bindgen-cli",
+            "--version",
+            WASM_BINDGEN_VERSION,
+        ]),
+    )
+}
+
+/// `wasm-bindgen`, preferring the one cargo installs.
+fn wasm_bindgen() -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
+    home.map(|h| h.join("bin").join("wasm-bindgen"))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| "wasm-bindgen".into())
+}
+
+/// `npm ci` in `dir` unless its `node_modules` matches the lock file.
+fn npm_install(dir: &Path) -> Result {
+    let lock = dir.join("package-lock.json");
+    let installed = dir.join("node_modules").join(".package-lock.json");
+    let fresh = match (std::fs::metadata(&lock), std::fs::metadata(&installed)) {
+        (Ok(l), Ok(i)) => matches!((l.modified(), i.modified()), (Ok(l), Ok(i)) if i >= l),
+        _ => false,
+    };
+    if fresh {
+        return Ok(());
+    }
+    util::run(npm_in(dir).args(["ci", "--no-audit", "--no-fund"]))
+}
+
+fn npm_in(dir: &Path) -> Command {
+    let mut cmd = Command::new("npm");
+    cmd.current_dir(dir);
+    cmd
+}
+
+/// A binary of `dir`'s `node_modules`.
+fn npx(dir: &Path, bin: &str) -> Command {
+    let mut cmd = Command::new(dir.join("node_modules").join(".bin").join(bin));
+    cmd.current_dir(dir);
+    cmd
+}
+
+fn reset_dir(dir: &Path) -> Result {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
+fn copy(from: &Path, to: &Path) -> Result {
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+}
+
+/// Prints the wasm's raw and gzip sizes before and after `wasm-opt`, and
+/// writes them to `npm/pkg/sizes.json`.
+fn report_sizes(npm: &Path, before: &Path, after: &Path) -> Result {
+    let script = r#"
+        const { readFileSync, writeFileSync } = require('node:fs');
+        const { gzipSync } = require('node:zlib');
+        const [before, after, out] = process.argv.slice(1);
+        const size = (f) => { const b = readFileSync(f); return { raw: b.length, gzip: gzipSync(b, { level: 9 }).length }; };
+        const sizes = { wasmBindgen: size(before), wasmOpt: size(after) };
+        writeFileSync(out, JSON.stringify(sizes, null, 1) + '\n');
+        const kb = (n) => (n / 1024).toFixed(1) + ' KiB';
+        console.log(`noise_filter_bg.wasm: ${kb(sizes.wasmOpt.raw)} raw, ${kb(sizes.wasmOpt.gzip)} gzip ` +
+          `(before wasm-opt: ${kb(sizes.wasmBindgen.raw)} raw, ${kb(sizes.wasmBindgen.gzip)} gzip)`);
+    "#;
+    util::run(
+        Command::new("node")
+            .current_dir(npm)
+            .args(["-e", script])
+            .arg(before)
+            .arg(after)
+            .arg(npm.join("pkg").join("sizes.json")),
+    )
+}
+
+/// Runs the native oracle over the shared fixtures into `npm/pkg/oracle.json`.
+fn oracle(npm: &Path) -> Result {
+    let out = npm.join("pkg").join("oracle.json");
+    let file =
+        std::fs::File::create(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    util::run(
+        util::cargo()
+            .args([
+                "run",
+                "--quiet",
+                "--package",
+                "noise-filter-wasm",
+                "--example",
+                "oracle",
+                "--",
+            ])
+            .arg(npm.join("test").join("fixtures").join("requests.json"))
+            .arg(util::root().join("core").join("catalog").join("eval.toml"))
+            .stdout(file),
+    )
+}
+
+/// Packs the package and installs the tarball into the test project, as a
+/// user would install it.
+fn install_into_tests(npm: &Path) -> Result<PathBuf> {
+    let pkg = npm.join("pkg");
+    util::run(
+        npm_cmd_quiet(npm)
+            .args(["pack", "--pack-destination"])
+            .arg(&pkg),
+    )?;
+    let version = package_version(npm)?;
+    let tarball = pkg.join(format!("noise-filter-{version}.tgz"));
+    let tests = npm.join("test");
+    npm_install(&tests)?;
+    util::run(
+        npm_in(&tests)
+            .args([
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+            ])
+            .arg(&tarball),
+    )?;
+    Ok(tests)
+}
+
+fn npm_cmd_quiet(dir: &Path) -> Command {
+    let mut cmd = npm_in(dir);
+    cmd.arg("--silent");
+    cmd
+}
+
+fn package_version(npm: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(npm.join("package.json"))
+        .map_err(|e| format!("cannot read npm/package.json: {e}"))?;
+    let after = text
+        .split("\"version\"")
+        .nth(1)
+        .ok_or("npm/package.json has no version")?;
+    let version = after
+        .split('"')
+        .nth(1)
+        .ok_or("npm/package.json: unreadable version")?;
+    Ok(version.to_owned())
+}
+
+/// `build`, then every suite against the installed package.
+fn test() -> Result {
+    let npm = build_package()?;
+    oracle(&npm)?;
+    let tests = install_into_tests(&npm)?;
+    let suites: Vec<(&str, Command)> = vec![
+        ("node", {
+            let mut c = Command::new("node");
+            c.current_dir(&tests).args([
+                "--test",
+                "node/suite.test.mjs",
+                "node/node.test.mjs",
+                "node/readme.test.mjs",
+            ]);
+            c
+        }),
+        ("tsc", {
+            let mut c = npx(&tests, "tsc");
+            c.args(["--noEmit", "-p", "tsconfig.json"]);
+            c
+        }),
+        ("bun", {
+            let mut c = npx(&tests, "bun");
+            c.args(["test", "./node/suite.test.mjs"]);
+            c
+        }),
+        ("deno", {
+            let mut c = npx(&tests, "deno");
+            c.args([
+                "test",
+                "--allow-read",
+                "--allow-env",
+                "--no-check",
+                "node/suite.test.mjs",
+            ]);
+            c
+        }),
+        ("chromium", {
+            let mut c = Command::new("node");
+            c.current_dir(&tests)
+                .args(["--test", "browser/browser.test.mjs"])
+                .env("CHROMIUM", CHROMIUM);
+            c
+        }),
+    ];
+    let mut failed = Vec::new();
+    for (name, mut cmd) in suites {
+        eprintln!("== npm test: {name}");
+        if let Err(e) = util::run(&mut cmd) {
+            eprintln!("{e}");
+            failed.push(name);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("npm suites failed: {}", failed.join(", ")))
+    }
+}
+
+/// `build`, then the matcher benchmark (events from the oracle's output).
+fn bench() -> Result {
+    let npm = build_package()?;
+    oracle(&npm)?;
+    let tests = install_into_tests(&npm)?;
+    util::run(
+        Command::new("node")
+            .current_dir(&tests)
+            .arg("../bench/matcher.mjs"),
+    )
 }

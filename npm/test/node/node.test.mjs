@@ -1,0 +1,31 @@
+// What only Node can check: the installed package's manifest and files, and
+// loading it through `require`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = dirname(fileURLToPath(import.meta.resolve('noise-filter/package.json')));
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+test('the exports map lists types first, then workerd, deno, node, browser, default', () => {
+  const entry = manifest.exports['.'];
+  assert.deepEqual(Object.keys(entry), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
+  assert.equal(manifest.sideEffects, false);
+  assert.equal(manifest.type, 'module');
+});
+
+test('every file the exports map names is in the installed package', () => {
+  const paths = [manifest.types, ...Object.values(manifest.exports['.']), ...Object.values(manifest.exports).filter((v) => typeof v === 'string')];
+  for (const path of paths) assert.ok(existsSync(join(root, path)), path);
+  for (const file of ['api.js', 'glue.js', 'noise_filter_bg.wasm']) assert.ok(existsSync(join(root, 'dist', file)), file);
+});
+
+test('require("noise-filter") loads the same API (require of ESM, Node >= 20.19)', () => {
+  const nf = require('noise-filter');
+  assert.equal(typeof nf.createHandler, 'function');
+  assert.equal(nf.Matcher.builtin().isNoise('x'), false);
+});

@@ -1,0 +1,21 @@
+// The shared cases (../shared/cases.mjs) under node:test. The same file runs
+// in Node (`node --test`), Bun (`bun test`) and Deno (`deno test`), each
+// importing the installed package by name, so each runtime resolves its own
+// condition of the package's `exports` map.
+import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import * as nf from 'noise-filter';
+import { cases } from '../shared/cases.mjs';
+
+const read = (path) => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8'));
+const fixtures = read('../fixtures/requests.json');
+// Written by `cargo xtask npm test` (the core's native answers).
+const oracle = read('../../pkg/oracle.json');
+
+for (const { name, fn } of cases({ nf, fixtures, oracle })) test(name, fn);
+
+test('this runtime loads its own entry of the exports map', () => {
+  const entry = import.meta.resolve('noise-filter');
+  const expected = globalThis.Deno !== undefined ? 'deno.js' : 'node.js';
+  if (!entry.endsWith(`/dist/${expected}`)) throw new Error(`resolved ${entry}, expected dist/${expected}`);
+});

@@ -1,0 +1,308 @@
+// The package's test cases, the same in every runtime: Node, Bun and Deno
+// register them with node:test (node/suite.test.mjs), the Chromium page runs
+// them and reports (browser/). `nf` is the package as the runtime imports
+// it; `fixtures` is fixtures/requests.json; `oracle` is what the core answers
+// natively for them (written by `cargo xtask npm test`, see
+// wasm/examples/oracle.rs).
+
+import { deepEqual, equal, ok, rejects, throws } from './assert.mjs';
+
+/** Every case: `{ name, fn }`. */
+export function cases({ nf, fixtures, oracle }) {
+  const list = [];
+  const test = (name, fn) => list.push({ name, fn });
+  const answers = once(() => runFixtures(nf, fixtures));
+
+  // -- the handler answers with the core's native bytes ---------------------
+  fixtures.requests.forEach((request, i) => {
+    test(`same bytes as native: ${request.name}`, async () => {
+      const actual = (await answers()).results[i];
+      const expected = oracle.requests[i];
+      equal(expected.name, request.name, 'oracle and fixtures disagree on order');
+      equal(actual.status, expected.status, 'status');
+      deepEqual(actual.headers, fetchHeaders(expected.headers), 'headers');
+      equal(actual.body, expected.body, 'body');
+      if (expected.statuses) deepEqual(actual.statuses, expected.statuses, 'statuses over the repeats');
+    });
+  });
+
+  // -- the matcher gives the core's native verdicts -------------------------
+  const matchers = once(async () => {
+    const { results } = await answers();
+    const body = (name) => results[fixtures.requests.findIndex((r) => r.name === name)].body;
+    return {
+      builtin: nf.Matcher.builtin(),
+      builtinAll: nf.Matcher.builtin({ minConfidence: 0 }),
+      responseA: nf.Matcher.fromResponse(body('A: all patterns')),
+      responseB: nf.Matcher.fromResponse(body('B: all patterns')),
+      custom: nf.Matcher.builtin().withPatterns(fixtures.matcherPatterns),
+    };
+  });
+  for (const name of Object.keys(oracle.verdicts)) {
+    test(`same verdicts as native: ${name} matcher, ${oracle.events.length} events`, async () => {
+      const matcher = (await matchers())[name];
+      oracle.events.forEach(({ event }, i) => {
+        const verdict = matcher.classify(event);
+        deepEqual(verdict, oracle.verdicts[name][i], `event ${i} ${JSON.stringify(event).slice(0, 200)}`);
+        equal(matcher.isNoise(event), verdict.noise, `isNoise of event ${i}`);
+      });
+    });
+  }
+
+  test('the built-in matcher catches most of the labelled noise and little of the real errors', async () => {
+    const { builtin } = await matchers();
+    const rate = (label) => {
+      const events = oracle.events.filter((e) => e.label === label);
+      return events.filter((e) => builtin.isNoise(e.event)).length / events.length;
+    };
+    ok(rate('noise') > 0.5, `noise caught: ${rate('noise')}`);
+    ok(rate('real') < 0.1, `real errors caught: ${rate('real')}`);
+  });
+
+  // -- the matcher's inputs ---------------------------------------------------
+  test('Matcher.fromResponse reads text, bytes and parsed JSON alike', async () => {
+    const { results } = await answers();
+    const text = results[0].body;
+    const event = { message: 'x', frames: ['chrome-extension://abcdefghijklmnop/content.js'] };
+    const expected = nf.Matcher.fromResponse(text).classify(event);
+    ok(expected.noise, 'a chrome-extension frame is noise');
+    deepEqual(nf.Matcher.fromResponse(new TextEncoder().encode(text)).classify(event), expected);
+    deepEqual(nf.Matcher.fromResponse(JSON.parse(text)).classify(event), expected);
+    throws(() => nf.Matcher.fromResponse('{"error":"Invalid API key"}'), /not a pattern list/);
+  });
+
+  test('classify reads an Error: type, message and the frames of its stack', () => {
+    const error = new TypeError('Cannot read properties of undefined');
+    error.stack = [
+      'TypeError: Cannot read properties of undefined',
+      '    at inject (chrome-extension://abcdefghijklmnop/content.js:10:5)',
+      '    at https://app.example/main.js:1:2',
+    ].join('\n');
+    const verdict = nf.Matcher.builtin().classify(error);
+    ok(verdict.noise, 'noise');
+    deepEqual(
+      verdict.matches.filter((m) => m.field === 'frame').map((m) => m.index),
+      [0],
+      'the extension frame, and only it',
+    );
+    deepEqual(nf.toEvent(error), {
+      type: 'TypeError',
+      message: 'Cannot read properties of undefined',
+      frames: ['chrome-extension://abcdefghijklmnop/content.js', 'https://app.example/main.js'],
+    });
+  });
+
+  test('classify reads a message string and an event object', () => {
+    const matcher = nf.Matcher.builtin();
+    const bot = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    ok(matcher.classify({ message: 'boom', userAgent: bot }).matches.some((m) => m.field === 'userAgent'));
+    ok(!matcher.isNoise('TypeError: order.total is undefined'), 'an application error is not noise');
+    const viaUrl = matcher.classify({ message: 'x', url: 'moz-extension://1234/script.js' });
+    deepEqual(viaUrl.matches.map((m) => [m.field, m.index]), [['frame', 0]]);
+  });
+
+  test('classify reads a Sentry event: the thrown exception, its frames, the user agent', () => {
+    const event = {
+      exception: {
+        values: [
+          { type: 'Error', value: 'cause' },
+          {
+            type: 'TypeError',
+            value: 'boom',
+            stacktrace: { frames: [{ filename: 'https://app.example/a.js' }, { abs_path: 'safari-extension://x/y.js' }] },
+          },
+        ],
+      },
+      request: { headers: { 'User-Agent': 'Mozilla/5.0' } },
+    };
+    deepEqual(nf.toEvent(event), {
+      type: 'TypeError',
+      message: 'boom',
+      frames: ['https://app.example/a.js', 'safari-extension://x/y.js'],
+      userAgent: 'Mozilla/5.0',
+    });
+  });
+
+  test('createBeforeSend drops noise and passes real errors through', () => {
+    const seen = [];
+    const beforeSend = nf.createBeforeSend(nf.Matcher.builtin(), { onNoise: (verdict) => seen.push(verdict) });
+    const noise = { exception: { values: [{ type: 'TypeError', value: 'x', stacktrace: { frames: [{ filename: 'chrome-extension://abcdefghijklmnop/c.js' }] } }] } };
+    const real = { exception: { values: [{ type: 'TypeError', value: 'order.total is undefined' }] } };
+    equal(beforeSend(noise, {}), null, 'noise is dropped');
+    equal(beforeSend(real, {}), real, 'a real error is kept');
+    equal(seen.length, 1, 'onNoise saw the dropped event');
+  });
+
+  test('parseStack reads V8, SpiderMonkey and JavaScriptCore stacks', () => {
+    deepEqual(
+      nf.parseStack(
+        'Error: mail a@b.example failed\n    at f (https://a.example/x.js:1:2)\n    at https://a.example/y.js:3:4\n' +
+          '    at async g (file:///srv/app.mjs:5:6)\n    at Array.map (<anonymous>)\n    at new Z (native)\n' +
+          '    at eval (eval at run (https://a.example/z.js:7:8), <anonymous>:1:1)',
+      ),
+      ['https://a.example/x.js', 'https://a.example/y.js', 'file:///srv/app.mjs', 'https://a.example/z.js'],
+    );
+    deepEqual(nf.parseStack('f@https://a.example/x.js:1:2\n@moz-extension://u/y.js:3:4\n'), [
+      'https://a.example/x.js',
+      'moz-extension://u/y.js',
+    ]);
+    deepEqual(nf.parseStack('global code@https://a.example/x.js:1:2\n[native code]\nf@[native code]'), ['https://a.example/x.js']);
+    deepEqual(nf.parseStack(undefined), []);
+  });
+
+  test('frames holding a newline are classified one by one', () => {
+    const matcher = nf.Matcher.fromPatterns([{ id: 'nl', pattern: 'a\nb' }]);
+    deepEqual(matcher.classify({ frames: ['x', 'a\nb'] }).matches.map((m) => m.index), [1]);
+  });
+
+  test('the matcher refuses a regex outside the shared subset, with the reason', () => {
+    throws(() => nf.Matcher.fromPatterns([{ id: 'x', pattern: 'a(?=b)', type: 'regex' }]), /look-around/);
+    throws(() => nf.Matcher.builtin().withPatterns([{ id: 'x', pattern: 'a\\1', type: 'regex' }]), /pattern x/);
+    throws(() => nf.Matcher.fromPatterns([{ pattern: 'no id' }]), /invalid pattern/);
+  });
+
+  test('patterns lists what the matcher holds, in order', () => {
+    const all = nf.Matcher.builtin({ minConfidence: 0 }).patterns;
+    const some = nf.Matcher.builtin({ minConfidence: 0.9 }).patterns;
+    ok(all.length > some.length && some.length > 0, 'a higher threshold keeps fewer');
+    ok(all.every((p) => typeof p.id === 'string' && (p.type === 'string' || p.type === 'regex')));
+    ok(some.every((p) => p.confidence >= 0.9));
+    const added = nf.Matcher.fromPatterns(some).withPatterns([{ id: 'mine', pattern: 'my noise' }]).patterns;
+    deepEqual(added.at(-1), { id: 'mine', pattern: 'my noise', type: 'string', category: '', confidence: 1 });
+  });
+
+  // -- the store helpers ------------------------------------------------------
+  test('createKey stores only the hash; revokeKey turns a 200 into a 401', async () => {
+    const store = new nf.MemoryStore();
+    const key = await nf.createKey(store, { account: 'acme', label: 'test' });
+    ok(/^nf_[0-9a-f]{48}$/.test(key), key);
+    ok(store.keys().every((k) => !k.includes(key.slice(3))), 'the key itself is not stored');
+    const handle = nf.createHandler({ keys: store, customPatterns: store });
+    const get = () => handle(new Request('https://x.example/v1/filters', { headers: { Authorization: `Bearer ${key}` } }));
+    equal((await get()).status, 200);
+    equal(await nf.revokeKey(store, key), true);
+    const refused = await get();
+    equal(refused.status, 401);
+    deepEqual(await refused.json(), { error: 'Invalid API key' });
+    equal(await nf.revokeKey(store, `nf_${'1'.repeat(48)}`), false, 'an unknown key');
+    await rejects(nf.createKey(store, { account: 'Not An Account' }), /invalid account name/);
+  });
+
+  test('addCustomPatterns validates all first; the served list holds them', async () => {
+    const store = new nf.MemoryStore();
+    const key = await nf.createKey(store, { account: 'acme' });
+    await rejects(
+      nf.addCustomPatterns(store, 'acme', [{ pattern: 'fine one' }, { pattern: '(?<=x)y', type: 'regex' }]),
+      /pattern 2/,
+    );
+    deepEqual(await nf.listCustomPatterns(store, 'acme'), [], 'nothing stored on refusal');
+    deepEqual(await nf.addCustomPatterns(store, 'acme', [{ pattern: 'our-widget.js' }, { pattern: 'Legacy', id: 'custom-legacy', category: 'OTHER' }]), [
+      'custom-1',
+      'custom-legacy',
+    ]);
+    const handle = nf.createHandler({ keys: store, customPatterns: store });
+    const response = await handle(
+      new Request('https://x.example/v1/filters?categories=custom,other&minConfidence=1', { headers: { Authorization: `Bearer ${key}` } }),
+    );
+    const ids = (await response.json()).patterns.map((p) => p.id);
+    ok(ids.includes('custom-1') && ids.includes('custom-legacy'), JSON.stringify(ids));
+    equal(await nf.removeCustomPattern(store, 'acme', 'custom-1'), true);
+    equal(await nf.removeCustomPattern(store, 'acme', 'custom-1'), false);
+    deepEqual((await nf.listCustomPatterns(store, 'acme')).map((p) => [p.id, p.category]), [['custom-legacy', 'other']]);
+  });
+
+  test('the handler counts in rateLimitStore, reads keys and patterns from their stores', async () => {
+    const keys = new nf.MemoryStore();
+    const patterns = new nf.MemoryStore();
+    const rate = new nf.MemoryStore();
+    const key = await nf.createKey(keys, { account: 'acme' });
+    await nf.addCustomPatterns(patterns, 'acme', [{ pattern: 'only in the pattern store' }]);
+    const handle = nf.createHandler({ keys, customPatterns: patterns, rateLimitStore: rate });
+    const response = await handle(new Request('https://x.example/api/v1/filters?categories=OTHER', { headers: { Authorization: `Bearer ${key}` } }));
+    ok((await response.text()).includes('only in the pattern store'));
+    ok(rate.keys().length === 1 && rate.keys()[0].startsWith('rate/'), JSON.stringify(rate.keys()));
+    equal(keys.keys().length, 1, 'nothing written to the key store');
+  });
+
+  test('stores may answer synchronously, with bytes, and fail without a 5xx beyond 503', async () => {
+    const backing = new nf.MemoryStore();
+    const key = await nf.createKey(backing, { account: 'acme' });
+    const values = new Map();
+    for (const k of backing.keys()) values.set(k, new TextEncoder().encode(await backing.get(k)).buffer);
+    const syncStore = { get: (k) => values.get(k) };
+    const handle = nf.createHandler({ keys: syncStore, customPatterns: syncStore });
+    const request = () => new Request('https://x.example/v1/filters', { headers: { Authorization: `Bearer ${key}` } });
+    equal((await handle(request())).status, 200);
+    const broken = nf.createHandler({ keys: { get: () => Symbol('not a value') }, customPatterns: syncStore });
+    equal((await broken(request())).status, 503, 'an unreadable value is a store failure');
+    const badCounter = { get: async () => null, increment: async () => 'many', delete: async () => {} };
+    equal((await nf.createHandler({ keys: syncStore, customPatterns: syncStore, rateLimitStore: badCounter })(request())).status, 503);
+    throws(() => nf.createHandler({ keys: {}, customPatterns: syncStore }), /keys needs a get/);
+  });
+
+  return list;
+}
+
+/** Runs every fixture request through the package's handler, in order. */
+async function runFixtures(nf, fixtures) {
+  const store = new nf.MemoryStore();
+  const keys = {};
+  for (const seed of fixtures.keys) {
+    const random = Uint8Array.from(seed.random.match(/../g), (h) => parseInt(h, 16));
+    const options = { account: seed.account, label: seed.label ?? '', now: fixtures.now, random };
+    keys[seed.name] = await nf.createKey(store, options);
+    if (seed.revoked) await nf.revokeKey(store, keys[seed.name], { now: fixtures.now });
+  }
+  for (const { account, patterns } of fixtures.customPatterns ?? []) {
+    await nf.addCustomPatterns(store, account, patterns, { now: fixtures.now });
+  }
+  let now = fixtures.now;
+  const clock = () => now;
+  const handler = nf.createHandler({ keys: store, customPatterns: store, rateLimitStore: new nf.MemoryStore(), clock });
+  const down = async () => {
+    throw new Error('store down');
+  };
+  const failing = { get: down, increment: down, delete: down };
+  const broken = nf.createHandler({ keys: failing, customPatterns: failing, rateLimitStore: failing, clock });
+
+  const results = [];
+  let etag = '';
+  for (const request of fixtures.requests) {
+    now = fixtures.now + (request.at ?? 0);
+    const headers = (request.headers ?? []).map(([name, value]) => [name, substitute(value, keys, etag)]);
+    const repeat = request.repeat ?? 1;
+    const statuses = {};
+    let last;
+    for (let i = 0; i < repeat; i++) {
+      const init = { method: request.method ?? 'GET', headers };
+      const response = await (request.storeFails ? broken : handler)(new Request(`http://localhost${request.target}`, init));
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+      last = response;
+    }
+    const body = new TextDecoder('utf-8', { fatal: true }).decode(await last.arrayBuffer());
+    etag = last.headers.get('etag') ?? etag;
+    results.push({ status: last.status, headers: [...last.headers], body, statuses: repeat > 1 ? statuses : undefined });
+  }
+  return { results, keys };
+}
+
+function substitute(value, keys, etag) {
+  let out = value.replaceAll('{etag}', etag);
+  for (const [name, key] of Object.entries(keys)) out = out.replaceAll(`{key:${name}}`, key);
+  return out;
+}
+
+/** Header lines as a fetch `Headers` lists them: lowercase, combined, sorted. */
+function fetchHeaders(lines) {
+  const combined = new Map();
+  for (const [name, value] of lines) {
+    const lower = name.toLowerCase();
+    combined.set(lower, combined.has(lower) ? `${combined.get(lower)}, ${value}` : value);
+  }
+  return [...combined].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function once(fn) {
+  let promise;
+  return () => (promise ??= fn());
+}

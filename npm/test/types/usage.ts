@@ -1,0 +1,84 @@
+// Type-level tests of the package's index.d.ts: every line must compile under
+// `strict`, and every `@ts-expect-error` must be an error.
+import {
+  type Classifiable,
+  type HandlerOptions,
+  type KeyStore,
+  type Match,
+  type RateLimitStore,
+  type Verdict,
+  Matcher,
+  MemoryStore,
+  addCustomPatterns,
+  createBeforeSend,
+  createHandler,
+  createKey,
+  listCustomPatterns,
+  parseStack,
+  removeCustomPattern,
+  revokeKey,
+  toEvent,
+} from 'noise-filter';
+
+// A key store over anything with a get.
+const redisLike: KeyStore = { get: async (key: string) => (key.length > 0 ? '{"account":"a"}' : null) };
+const counters: RateLimitStore = {
+  get: (key: string) => key.length,
+  increment: async (_key: string, delta: number) => delta,
+  delete: async () => {},
+};
+const options: HandlerOptions = { keys: redisLike, customPatterns: redisLike, rateLimitStore: counters, clock: Date.now };
+const handle: (request: Request) => Promise<Response> = createHandler(options);
+void handle;
+
+// @ts-expect-error: customPatterns is required
+createHandler({ keys: redisLike });
+// @ts-expect-error: a rate-limit store needs increment and delete
+createHandler({ keys: redisLike, customPatterns: redisLike, rateLimitStore: { get: () => null } });
+
+async function admin(): Promise<void> {
+  const store = new MemoryStore();
+  const key: string = await createKey(store, { account: 'acme', label: 'ci', random: new Uint8Array(24) });
+  const ids: string[] = await addCustomPatterns(store, 'acme', [{ pattern: 'x-widget', type: 'string', category: 'custom' }]);
+  const removed: boolean = await removeCustomPattern(store, 'acme', ids[0] ?? '');
+  const revoked: boolean = await revokeKey(store, key, { now: 0 });
+  const listed = await listCustomPatterns(store, 'acme');
+  const kind: 'string' | 'regex' = listed[0]!.type;
+  void [removed, revoked, kind];
+  // @ts-expect-error: type is "string" or "regex"
+  await addCustomPatterns(store, 'acme', [{ pattern: 'x', type: 'glob' }]);
+}
+void admin;
+
+const matcher: Matcher = Matcher.builtin({ minConfidence: 0.7 })
+  .withPatterns([{ id: 'a', pattern: '^x$', type: 'regex', category: 'other', confidence: 0.9 }]);
+const inputs: Classifiable[] = [
+  new TypeError('x'),
+  'message',
+  { message: 'm', type: 'Error', stack: 'at x', frames: ['u'], url: 'u', userAgent: 'ua' },
+  { exception: { values: [{ type: 'E', value: 'v', stacktrace: { frames: [{ filename: 'f' }] } }] } },
+];
+for (const input of inputs) {
+  const verdict: Verdict = matcher.classify(input);
+  const first: Match | undefined = verdict.matches[0];
+  const field: 'message' | 'frame' | 'userAgent' | undefined = first?.field;
+  const noise: boolean = matcher.isNoise(input);
+  void [field, noise, toEvent(input).frames];
+}
+// @ts-expect-error: classify takes no numbers
+matcher.classify(42);
+Matcher.fromResponse('{"patterns":[]}');
+Matcher.fromResponse(new Uint8Array());
+Matcher.fromResponse({ patterns: [{ id: 'x', pattern: 'y' }] });
+// @ts-expect-error: the constructor is not public
+new Matcher();
+const frames: string[] = parseStack(new Error('x').stack);
+void frames;
+
+interface SentryEvent {
+  exception?: { values?: { type?: string; value?: string }[] };
+  event_id: string;
+}
+const beforeSend: (event: SentryEvent, hint?: unknown) => SentryEvent | null = createBeforeSend<SentryEvent>(matcher);
+void beforeSend;
+matcher.free();
