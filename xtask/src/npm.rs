@@ -3,7 +3,7 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | wasm32 build of `noise-filter-wasm`, `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, headless Chromium (Vite), `tsc` |
+//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
 //! | `bench` | `build`, the oracle (for its events), then `npm/bench/matcher.mjs` |
 //!
 //! Works from a clean clone: it adds the rustup target, installs the pinned
@@ -307,6 +307,12 @@ fn test() -> Result {
                 "--no-check",
                 "node/suite.test.mjs",
             ]);
+            c
+        }),
+        ("workerd", {
+            let mut c = Command::new("node");
+            c.current_dir(&tests)
+                .args(["--test", "workerd/workerd.test.mjs"]);
             c
         }),
         ("chromium", {
