@@ -172,6 +172,8 @@ function response(exchange) {
 const FIELDS = ['message', 'userAgent'];
 const FRAME = 2;
 const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
+/** What `classify` answers when the frames must cross one by one. */
+const APART = 0xffffffff;
 
 /** The patterns of a compiled set, applied to error events. */
 export class Matcher {
@@ -253,23 +255,20 @@ export class Matcher {
       ({ type, message, frames, userAgent } = toEvent(input));
     }
     // One string across the boundary: the texts back to back, cut again in
-    // wasm by their lengths; frame URLs joined by newlines.
-    let joined;
-    if (frames !== undefined && frames.length > 0) {
-      for (const frame of frames) {
-        if (typeof frame !== 'string' || frame.includes('\n')) {
-          return this.#raw.classifyFrames(type, message, frames.map(String), userAgent);
-        }
-      }
-      joined = frames.length === 1 ? frames[0] : frames.join('\n');
-    }
-    return this.#raw.classify(
+    // wasm by their lengths; frame URLs joined by newlines (a frame holding
+    // a newline itself makes the count disagree: then they go apart).
+    const count = frames === undefined ? 0 : frames.length;
+    const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
+    const found = this.#raw.classify(
       (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? ''),
       type === undefined ? -1 : type.length,
       message === undefined ? -1 : message.length,
       joined === undefined ? -1 : joined.length,
+      count,
       userAgent !== undefined,
     );
+    if (found !== APART) return found;
+    return this.#raw.classifyFrames(type, message, frames.map(String), userAgent);
   }
 }
 

@@ -399,21 +399,27 @@ impl JsMatcher {
     }
 
     /// Classifies an event given as its texts concatenated: the exception
-    /// type, the message, the frame URLs joined by `\n`, the user agent.
-    /// Each length is in UTF-16 code units (JavaScript's `length`), −1 for
-    /// an absent text; the user agent is the rest. Returns the number of
-    /// matches.
+    /// type, the message, the `frame_count` frame URLs joined by `\n`, the
+    /// user agent. Each length is in UTF-16 code units (JavaScript's
+    /// `length`), −1 for an absent text; the user agent is the rest. Returns
+    /// the number of matches, or `u32::MAX` when the frames do not split
+    /// into `frame_count` (one holds a `\n`: use `classifyFrames`).
     pub fn classify(
         &mut self,
         texts: &str,
         type_len: i32,
         message_len: i32,
         frames_len: i32,
+        frame_count: u32,
         has_user_agent: bool,
     ) -> u32 {
         let [exception_type, message, frames, rest] =
             split_utf16(texts, [type_len, message_len, frames_len]);
-        let frames = frames.map_or_else(Vec::new, |f| f.split('\n').map(str::to_owned).collect());
+        let frames: Vec<String> =
+            frames.map_or_else(Vec::new, |f| f.split('\n').map(str::to_owned).collect());
+        if frames.len() != frame_count as usize {
+            return u32::MAX;
+        }
         self.verdict(
             exception_type,
             message,
