@@ -151,7 +151,9 @@ fn npm_install(dir: &Path) -> Result {
     if fresh {
         return Ok(());
     }
-    util::run(npm_in(dir).args(["ci", "--no-audit", "--no-fund"]))
+    // No install scripts: every binary (bun, deno, workerd, esbuild) comes
+    // from a platform optional dependency; the scripts would only re-check.
+    util::run(npm_in(dir).args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"]))
 }
 
 fn npm_in(dir: &Path) -> Command {
