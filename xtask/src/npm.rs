@@ -140,7 +140,8 @@ fn wasm_bindgen() -> PathBuf {
         .unwrap_or_else(|| "wasm-bindgen".into())
 }
 
-/// `npm ci` in `dir` unless its `node_modules` matches the lock file.
+/// Installs `dir`'s locked dev dependencies unless `node_modules` is newer
+/// than the lock file.
 fn npm_install(dir: &Path) -> Result {
     let lock = dir.join("package-lock.json");
     let installed = dir.join("node_modules").join(".package-lock.json");
@@ -151,9 +152,12 @@ fn npm_install(dir: &Path) -> Result {
     if fresh {
         return Ok(());
     }
+    // `npm install`, not `npm ci`: npm 11 writes lock files without the
+    // other platforms' optional packages (bun, deno, rollup binaries) and
+    // then `npm ci` refuses them as out of sync; `install` follows the lock.
     // No install scripts: every binary (bun, deno, workerd, esbuild) comes
     // from a platform optional dependency; the scripts would only re-check.
-    util::run(npm_in(dir).args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"]))
+    util::run(npm_in(dir).args(["install", "--no-audit", "--no-fund", "--ignore-scripts"]))
 }
 
 fn npm_in(dir: &Path) -> Command {
