@@ -155,9 +155,9 @@ fn npm_install(dir: &Path) -> Result {
     // `npm install`, not `npm ci`: npm 11 writes lock files without the
     // other platforms' optional packages (bun, deno, rollup binaries) and
     // then `npm ci` refuses them as out of sync; `install` follows the lock.
-    // No install scripts: every binary (bun, deno, workerd, esbuild) comes
-    // from a platform optional dependency; the scripts would only re-check.
-    util::run(npm_in(dir).args(["install", "--no-audit", "--no-fund", "--ignore-scripts"]))
+    // Install scripts run: bun's puts its binary (from the platform optional
+    // dependency, no download) where `node_modules/.bin/bun` points.
+    util::run(npm_in(dir).args(["install", "--no-audit", "--no-fund"]))
 }
 
 fn npm_in(dir: &Path) -> Command {
