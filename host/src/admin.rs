@@ -196,7 +196,7 @@ pub(crate) async fn list_patterns(
         .await?
     {
         None => Ok(CustomPatterns::new()),
-        Some(bytes) => CustomPatterns::from_json(&bytes)
+        Some(bytes) => CustomPatterns::decode(&bytes)
             .with_context(|| format!("the stored patterns of account {account} are unreadable")),
     }
 }
@@ -243,7 +243,7 @@ pub(crate) async fn add_patterns(
             ids = doc
                 .add_all(news.clone(), now())
                 .map_err(|e| anyhow!("refused, nothing written: {e}"))?;
-            Ok::<_, anyhow::Error>(doc.to_json())
+            Ok::<_, anyhow::Error>(doc.encode())
         })
         .await??;
     Ok(ids)
@@ -259,7 +259,7 @@ pub(crate) async fn remove_pattern(store: &Backend, account: &str, id: &str) -> 
             if !doc.remove(id, now()) {
                 bail!("account {account} has no custom pattern {id:?}");
             }
-            Ok(doc.to_json())
+            Ok(doc.encode())
         })
         .await??;
     Ok(())
@@ -268,7 +268,7 @@ pub(crate) async fn remove_pattern(store: &Backend, account: &str, id: &str) -> 
 fn read_patterns(value: Option<&[u8]>) -> anyhow::Result<CustomPatterns> {
     match value {
         None => Ok(CustomPatterns::new()),
-        Some(bytes) => CustomPatterns::from_json(bytes)
+        Some(bytes) => CustomPatterns::decode(bytes)
             .ok_or_else(|| anyhow!("the stored pattern document is unreadable; nothing written")),
     }
 }

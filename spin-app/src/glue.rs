@@ -262,9 +262,9 @@ mod tests {
         let record_key = store::key_record_key(&key.hash());
         let custom_key = store::custom_patterns_key(&AccountId::new("acme").unwrap());
         buckets.set("default", &record_key, record.clone());
-        buckets.set("default", &custom_key, custom.to_json());
+        buckets.set("default", &custom_key, custom.encode());
         memory.set(StoreLabel::Default, &record_key, record);
-        memory.set(StoreLabel::Default, &custom_key, custom.to_json());
+        memory.set(StoreLabel::Default, &custom_key, custom.encode());
         (buckets, memory, key)
     }
 
