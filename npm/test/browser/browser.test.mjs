@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
+import { build, createServer as createViteServer } from 'vite';
 import { chromium } from 'playwright-core';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
@@ -40,24 +40,51 @@ const browser = await chromium.launch({
     '--no-first-run',
   ],
 });
-let results;
-const errors = [];
-try {
+
+/** Opens `url`, waits for the page's cases, returns their results and page errors. */
+async function runPage(url) {
   const page = await browser.newPage();
+  const errors = [];
   page.on('pageerror', (error) => errors.push(String(error)));
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => window.__results !== undefined || document.title === 'error', null, { timeout: 120_000 });
-  results = await page.evaluate(() => window.__results);
+  await page.goto(url);
+  await page.waitForFunction(() => window.__results !== undefined, null, { timeout: 120_000 });
+  const results = await page.evaluate(() => window.__results);
+  await page.close();
+  return { results, errors };
+}
+
+let built;
+let dev;
+try {
+  built = await runPage(`http://127.0.0.1:${server.address().port}/`);
+  // Vite's dev server, as the README tells users to set it up.
+  const vite = await createViteServer({
+    root,
+    logLevel: 'warn',
+    optimizeDeps: { exclude: ['noise-filter'] },
+    server: { host: '127.0.0.1', port: 0, fs: { allow: [fileURLToPath(new URL('../..', import.meta.url))] } },
+  });
+  await vite.listen();
+  try {
+    dev = await runPage(vite.resolvedUrls.local[0]);
+  } finally {
+    await vite.close();
+  }
 } finally {
   await browser.close();
   server.close();
 }
 
-test('the page loads the package and its wasm in Chromium', () => {
-  if (errors.length > 0) throw new Error(errors.join('\n'));
+test('the built page loads the package and its wasm in Chromium', () => {
+  if (built.errors.length > 0) throw new Error(built.errors.join('\n'));
   if (!served.some((path) => path.endsWith('.wasm'))) throw new Error(`no wasm fetched: ${served.join(', ')}`);
 });
-for (const { name, ok, error } of results ?? []) {
+test('the same cases pass under the Vite dev server (optimizeDeps.exclude)', () => {
+  if (dev.errors.length > 0) throw new Error(dev.errors.join('\n'));
+  const failed = dev.results.filter((r) => !r.ok);
+  if (dev.results.length === 0 || failed.length > 0) throw new Error(failed.map((r) => `${r.name}: ${r.error}`).join('\n'));
+});
+for (const { name, ok, error } of built.results) {
   test(`chromium: ${name}`, () => {
     if (!ok) throw new Error(error);
   });
