@@ -12,8 +12,8 @@ const encoder = new TextEncoder();
 // ---------------------------------------------------------------- stores --
 
 /**
- * Keys, custom patterns and counters in one process's memory. Values are
- * kept as the service stores them (JSON text); counters as numbers.
+ * Keys, custom patterns and counters in one process's memory. Records are
+ * kept as the service stores them (text); counters as numbers.
  */
 export class MemoryStore {
   #values = new Map();
