@@ -36,6 +36,11 @@ pub(crate) fn build() -> Result<PathBuf> {
 /// Sets up (target, component, host in release) and starts the server on
 /// the embedded default store, passing `args` to `noise-filter-host serve`.
 pub(crate) fn serve(args: &[String]) -> Result {
+    // `cargo xtask serve -- --listen …`: the `--` is cargo's habit, not ours.
+    let args = match args.split_first() {
+        Some((first, rest)) if first == "--" => rest,
+        _ => args,
+    };
     let wasm = build()?;
     util::run(util::cargo().args(["build", "--release", "--package", "noise-filter-host"]))?;
     let host = util::target_dir().join("release").join("noise-filter-host");

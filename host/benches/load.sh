@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Load benchmark: wrk at 32 connections against the host serving the Spin
+# component (SQLite `default`, in-memory `rate`), and in the same run against
+# the floor: bare hyper answering the same precomputed response bytes
+# (`noise-filter-host bench-floor`). Prints requests/s, p50/p99 latency and
+# the ratio as a Markdown table.
+#
+#   host/benches/load.sh                   # 10 s per server
+#   DURATION=30s host/benches/load.sh
+#
+# Every request carries a valid key and is answered 200: the keys rotate over
+# a pool large enough that none reaches its 1000 requests per minute. The run
+# fails if wrk saw any non-2xx answer.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+DURATION="${DURATION:-10s}"
+CONNECTIONS="${CONNECTIONS:-32}"
+THREADS="${THREADS:-2}"
+KEYS="${KEYS:-800}"
+TARGET_PATH="${TARGET_PATH:-/v1/filters}"
+
+command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
+
+cd "$ROOT"
+cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile wasm
+cargo build --quiet --release -p noise-filter-host
+HOST="$TARGET/release/noise-filter-host"
+COMPONENT="$TARGET/wasm32-wasip2/wasm/noise_filter_spin.wasm"
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+"$HOST" --state-dir "$WORK" keys create --account bench --label bench --count "$KEYS" \
+  >"$WORK/keys.txt" 2>/dev/null
+
+cat >"$WORK/keys.lua" <<'LUA'
+local keys = {}
+for line in io.lines(os.getenv("NF_KEYS")) do keys[#keys + 1] = line end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", os.getenv("NF_PATH"),
+    { ["Authorization"] = "Bearer " .. keys[(n % #keys) + 1] })
+end
+LUA
+
+# Starts a server; sets URL to its base URL (the first line it prints).
+start() {
+  local log="$WORK/$1.out"
+  shift
+  "$@" >"$log" 2>"$log.err" &
+  PIDS+=("$!")
+  for _ in $(seq 1 200); do
+    if [ -s "$log" ]; then URL="$(head -1 "$log" | sed 's/^listening on //')"; return; fi
+    sleep 0.05
+  done
+  echo "server did not start: $(cat "$log.err")" >&2
+  exit 1
+}
+
+# Runs wrk; prints "rps p50 p99" (latencies in ms).
+measure() {
+  local url="$1" out="$WORK/wrk.txt"
+  NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$WORK/keys.lua" "$url" >/dev/null # warm-up
+  NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/keys.lua" "$url" >"$out"
+  if grep -q "Non-2xx" "$out"; then
+    echo "non-2xx answers from $url:" >&2
+    cat "$out" >&2
+    exit 1
+  fi
+  awk '
+    function ms(v) {
+      if (v ~ /us$/) return substr(v, 1, length(v) - 2) / 1000
+      if (v ~ /ms$/) return substr(v, 1, length(v) - 2) + 0
+      if (v ~ /s$/)  return substr(v, 1, length(v) - 1) * 1000
+      return v
+    }
+    /Requests\/sec/ { rps = $2 }
+    $1 == "50%" { p50 = ms($2) }
+    $1 == "99%" { p99 = ms($2) }
+    END { printf "%s %.3f %.3f\n", rps, p50, p99 }
+  ' "$out"
+}
+
+start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --no-demo-key --component "$COMPONENT"
+read -r host_rps host_p50 host_p99 <<<"$(measure "$URL")"
+kill "${PIDS[0]}"
+
+start floor "$HOST" bench-floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
+read -r floor_rps floor_p50 floor_p99 <<<"$(measure "$URL")"
+
+ratio="$(awk -v h="$host_rps" -v f="$floor_rps" 'BEGIN { printf "%.1f", 100 * h / f }')"
+cat <<TABLE
+wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores)
+
+| server | requests/s | p50 | p99 |
+|---|---:|---:|---:|
+| host (wasmtime + component + SQLite) | $host_rps | ${host_p50} ms | ${host_p99} ms |
+| floor (bare hyper, same bytes) | $floor_rps | ${floor_p50} ms | ${floor_p99} ms |
+
+host / floor throughput: ${ratio} %
+TABLE
