@@ -1,10 +1,27 @@
 // The page Vite builds from the installed package (the `browser` condition
 // of its exports map): runs the shared cases and leaves the outcome in
 // `window.__results` for browser.test.mjs.
-import * as nf from 'noise-filter';
+// Named imports, as users write them: with them a bundler reaches api.js
+// through the entry's re-export, and keeps the entry (which loads the
+// wasm) only because package.json lists it under `sideEffects`.
+import {
+  Matcher,
+  MemoryStore,
+  addCustomPatterns,
+  createBeforeSend,
+  createHandler,
+  createKey,
+  listCustomPatterns,
+  parseStack,
+  removeCustomPattern,
+  revokeKey,
+  toEvent,
+} from 'noise-filter';
 import fixtures from '../fixtures/requests.json';
 import oracle from '../../pkg/oracle.json';
 import { cases } from '../shared/cases.mjs';
+
+const nf = { Matcher, MemoryStore, addCustomPatterns, createBeforeSend, createHandler, createKey, listCustomPatterns, parseStack, removeCustomPattern, revokeKey, toEvent };
 
 const results = [];
 for (const { name, fn } of cases({ nf, fixtures, oracle })) {

@@ -14,7 +14,8 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 test('the exports map lists types first, then workerd, deno, node, browser, default', () => {
   const entry = manifest.exports['.'];
   assert.deepEqual(Object.keys(entry), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
-  assert.equal(manifest.sideEffects, false);
+  // Only the entries have a side effect: loading the wasm.
+  assert.deepEqual(manifest.sideEffects, ['./dist/browser.js', './dist/node.js', './dist/deno.js', './dist/workerd.js']);
   assert.equal(manifest.type, 'module');
 });
 

@@ -1,9 +1,26 @@
 // A Cloudflare Worker that runs the shared cases inside workerd, with the
 // package resolved through its `workerd` condition (see workerd.test.mjs).
-import * as nf from 'noise-filter';
+// Named imports, as users write them: with them a bundler reaches api.js
+// through the entry's re-export, and keeps the entry (which loads the
+// wasm) only because package.json lists it under `sideEffects`.
+import {
+  Matcher,
+  MemoryStore,
+  addCustomPatterns,
+  createBeforeSend,
+  createHandler,
+  createKey,
+  listCustomPatterns,
+  parseStack,
+  removeCustomPattern,
+  revokeKey,
+  toEvent,
+} from 'noise-filter';
 import fixtures from '../fixtures/requests.json';
 import oracle from '../../pkg/oracle.json';
 import { cases } from '../shared/cases.mjs';
+
+const nf = { Matcher, MemoryStore, addCustomPatterns, createBeforeSend, createHandler, createKey, listCustomPatterns, parseStack, removeCustomPattern, revokeKey, toEvent };
 
 export default {
   async fetch() {
