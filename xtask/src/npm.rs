@@ -38,7 +38,9 @@ const SOURCES: &[&str] = &[
     "deno.js",
     "browser.js",
     "workerd.js",
+    "init.js",
     "index.d.ts",
+    "init.d.ts",
 ];
 /// The glue's base name: wasm-bindgen writes `<name>.js` and `<name>_bg.wasm`.
 const GLUE: &str = "noise_filter";

@@ -3,15 +3,28 @@
 // wasm emitted as an asset). One node:test per case, so a failure names it.
 import { test } from 'node:test';
 import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, createServer as createViteServer } from 'vite';
 import { chromium } from 'playwright-core';
+import { build as esbuild } from 'esbuild';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const outDir = fileURLToPath(new URL('../../pkg/browser', import.meta.url));
 await build({ root, logLevel: 'warn', build: { outDir, emptyOutDir: true, chunkSizeWarningLimit: 4096 } });
+
+// The service worker: bundled with the `browser` condition, next to its wasm.
+await esbuild({
+  entryPoints: [fileURLToPath(new URL('sw.js', import.meta.url))],
+  outfile: join(outDir, 'sw.js'),
+  bundle: true,
+  format: 'esm',
+  conditions: ['browser'],
+  logLevel: 'warning',
+});
+await copyFile(fileURLToPath(import.meta.resolve('noise-filter/noise_filter_bg.wasm')), join(outDir, 'noise_filter_bg.wasm'));
+await copyFile(fileURLToPath(new URL('sw.html', import.meta.url)), join(outDir, 'sw.html'));
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const served = [];
@@ -55,8 +68,14 @@ async function runPage(url) {
 
 let built;
 let dev;
+let worker;
 try {
   built = await runPage(`http://127.0.0.1:${server.address().port}/`);
+  const swPage = await browser.newPage();
+  await swPage.goto(`http://127.0.0.1:${server.address().port}/sw.html`);
+  await swPage.waitForFunction(() => window.__sw !== undefined, null, { timeout: 60_000 });
+  worker = await swPage.evaluate(() => window.__sw);
+  await swPage.close();
   // Vite's dev server, as the README tells users to set it up.
   const vite = await createViteServer({
     root,
@@ -83,6 +102,13 @@ test('the same cases pass under the Vite dev server (optimizeDeps.exclude)', () 
   if (dev.errors.length > 0) throw new Error(dev.errors.join('\n'));
   const failed = dev.results.filter((r) => !r.ok);
   if (dev.results.length === 0 || failed.length > 0) throw new Error(failed.map((r) => `${r.name}: ${r.error}`).join('\n'));
+});
+test('a service worker serves the endpoint and matches with noise-filter/init', () => {
+  if (worker.error) throw new Error(worker.error);
+  const [status, body] = worker.denied;
+  if (status !== 401 || body.error !== 'Missing or invalid Authorization header') throw new Error(JSON.stringify(worker.denied));
+  if (worker.served[0] !== 200 || !(worker.served[1] > 0)) throw new Error(JSON.stringify(worker.served));
+  if (!worker.verdict.noise) throw new Error(JSON.stringify(worker.verdict));
 });
 for (const { name, ok, error } of built.results) {
   test(`chromium: ${name}`, () => {

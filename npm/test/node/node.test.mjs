@@ -12,15 +12,18 @@ const root = dirname(fileURLToPath(import.meta.resolve('noise-filter/package.jso
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 test('the exports map lists types first, then workerd, deno, node, browser, default', () => {
-  const entry = manifest.exports['.'];
-  assert.deepEqual(Object.keys(entry), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
+  assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
+  assert.deepEqual(Object.keys(manifest.exports['./init']), ['types', 'default']);
+  assert.equal(manifest.type, 'module');
   // Only the entries have a side effect: loading the wasm.
   assert.deepEqual(manifest.sideEffects, ['./dist/browser.js', './dist/node.js', './dist/deno.js', './dist/workerd.js']);
-  assert.equal(manifest.type, 'module');
 });
 
 test('every file the exports map names is in the installed package', () => {
-  const paths = [manifest.types, ...Object.values(manifest.exports['.']), ...Object.values(manifest.exports).filter((v) => typeof v === 'string')];
+  const paths = [manifest.types];
+  const walk = (value) => (typeof value === 'string' ? paths.push(value) : Object.values(value).forEach(walk));
+  walk(manifest.exports);
+  assert.ok(paths.length >= 11, String(paths.length));
   for (const path of paths) assert.ok(existsSync(join(root, path)), path);
   for (const file of ['api.js', 'glue.js', 'noise_filter_bg.wasm']) assert.ok(existsSync(join(root, 'dist', file)), file);
 });

@@ -82,3 +82,16 @@ interface SentryEvent {
 const beforeSend: (event: SentryEvent, hint?: unknown) => SentryEvent | null = createBeforeSend<SentryEvent>(matcher);
 void beforeSend;
 matcher.free();
+
+// noise-filter/init: the same API, loaded by hand (service workers).
+import * as lazy from 'noise-filter/init';
+async function serviceWorker(): Promise<void> {
+  await lazy.init();
+  await lazy.init(new URL('https://cdn.example/noise_filter_bg.wasm'));
+  const handler: (request: Request) => Promise<Response> = lazy.createHandler({ keys: redisLike, customPatterns: redisLike });
+  void handler;
+  await lazy.init(new Uint8Array(8));
+  // @ts-expect-error: a location, bytes or a module, not null
+  await lazy.init(null);
+}
+void serviceWorker;

@@ -1,0 +1,10 @@
+// `noise-filter/init`: the same API as `noise-filter`, loaded by hand.
+export * from './index.js';
+
+/**
+ * Loads and compiles the wasm, once; nothing else works before it resolves.
+ * For service workers, where top-level await is not allowed. `wasm`: where
+ * to find it (default: `noise_filter_bg.wasm` next to this module), or its
+ * bytes, or a compiled `WebAssembly.Module`.
+ */
+export function init(wasm?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
