@@ -192,21 +192,10 @@ fn copy(from: &Path, to: &Path) -> Result {
 /// Prints the wasm's raw and gzip sizes before and after `wasm-opt`, and
 /// writes them to `npm/pkg/sizes.json`.
 fn report_sizes(npm: &Path, before: &Path, after: &Path) -> Result {
-    let script = r#"
-        const { readFileSync, writeFileSync } = require('node:fs');
-        const { gzipSync } = require('node:zlib');
-        const [before, after, out] = process.argv.slice(1);
-        const size = (f) => { const b = readFileSync(f); return { raw: b.length, gzip: gzipSync(b, { level: 9 }).length }; };
-        const sizes = { wasmBindgen: size(before), wasmOpt: size(after) };
-        writeFileSync(out, JSON.stringify(sizes, null, 1) + '\n');
-        const kb = (n) => (n / 1024).toFixed(1) + ' KiB';
-        console.log(`noise_filter_bg.wasm: ${kb(sizes.wasmOpt.raw)} raw, ${kb(sizes.wasmOpt.gzip)} gzip ` +
-          `(before wasm-opt: ${kb(sizes.wasmBindgen.raw)} raw, ${kb(sizes.wasmBindgen.gzip)} gzip)`);
-    "#;
     util::run(
         Command::new("node")
             .current_dir(npm)
-            .args(["-e", script])
+            .arg("scripts/sizes.cjs")
             .arg(before)
             .arg(after)
             .arg(npm.join("pkg").join("sizes.json")),
