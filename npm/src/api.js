@@ -8,6 +8,8 @@
 import * as wasm from './glue.js';
 
 const encoder = new TextEncoder();
+/** The wasm module's memory (WebAssembly.Memory), once loaded. */
+let memory;
 
 // ---------------------------------------------------------------- stores --
 
@@ -179,6 +181,10 @@ const APART = 0xffffffff;
 export class Matcher {
   #raw;
   #table;
+  /** The wasm-side input buffer: address, capacity, a view of it. */
+  #input = 0;
+  #capacity = 0;
+  #view;
 
   /** Use `Matcher.builtin`, `Matcher.fromResponse` or `Matcher.fromPatterns`. */
   constructor(raw) {
@@ -243,6 +249,20 @@ export class Matcher {
     this.#raw.free();
   }
 
+  /** A view of at least `bytes` bytes of the wasm input buffer. */
+  #buffer(bytes) {
+    if (bytes > this.#capacity) {
+      this.#capacity = Math.max(bytes, 4096);
+      this.#input = this.#raw.inputBuffer(this.#capacity);
+      this.#view = undefined;
+    }
+    // Growing the wasm memory detaches the old views.
+    if (this.#view === undefined || this.#view.byteLength === 0) {
+      this.#view = new Uint8Array((memory ??= wasm.wasmMemory()).buffer, this.#input, this.#capacity);
+    }
+    return this.#view;
+  }
+
   /** Classifies in wasm; returns the number of matches. */
   #run(input) {
     let type;
@@ -254,13 +274,15 @@ export class Matcher {
     } else {
       ({ type, message, frames, userAgent } = toEvent(input));
     }
-    // One string across the boundary: the texts back to back, cut again in
-    // wasm by their lengths; frame URLs joined by newlines (a frame holding
-    // a newline itself makes the count disagree: then they go apart).
+    // One string across the boundary, encoded by TextEncoder.encodeInto
+    // straight into the matcher's wasm buffer: the texts back to back, cut
+    // again in wasm by their lengths; frame URLs joined by newlines (a frame
+    // holding a newline itself makes the count disagree: then they go apart).
     const count = frames === undefined ? 0 : frames.length;
     const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
-    const found = this.#raw.classify(
-      (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? ''),
+    const text = (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? '');
+    const found = this.#raw.classifyInput(
+      encoder.encodeInto(text, this.#buffer(text.length * 3)).written,
       type === undefined ? -1 : type.length,
       message === undefined ? -1 : message.length,
       joined === undefined ? -1 : joined.length,
@@ -268,7 +290,7 @@ export class Matcher {
       userAgent !== undefined,
     );
     if (found !== APART) return found;
-    return this.#raw.classifyFrames(type, message, frames.map(String), userAgent);
+    return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
   }
 }
 

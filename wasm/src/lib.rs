@@ -343,6 +343,13 @@ fn to_js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
         .map_err(error)
 }
 
+/// The module's memory, where [`JsMatcher::input_buffer`] lives (not
+/// `memory`: the module already exports that name).
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
 /// The core's matcher.
 ///
 /// Classifying crosses the boundary once with one string and four lengths,
@@ -354,6 +361,9 @@ pub struct JsMatcher {
     inner: Matcher,
     /// The last verdict, flat: pattern index, text code.
     last: Vec<u32>,
+    /// Where JavaScript writes an event's texts (`TextEncoder.encodeInto`)
+    /// for [`JsMatcher::classify_input`].
+    input: Vec<u8>,
 }
 
 /// Text codes in a verdict: the message, the user agent, then frame `i` as
@@ -428,6 +438,47 @@ impl JsMatcher {
         )
     }
 
+    /// The address in wasm memory of a buffer of at least `capacity` bytes
+    /// for [`JsMatcher::classify_input`]. It moves only when this is called
+    /// with a larger capacity.
+    #[wasm_bindgen(js_name = inputBuffer)]
+    pub fn input_buffer(&mut self, capacity: u32) -> u32 {
+        let capacity = capacity as usize;
+        if self.input.len() < capacity {
+            self.input.resize(capacity, 0);
+        }
+        self.input.as_ptr() as u32
+    }
+
+    /// [`JsMatcher::classify`] of the first `len` bytes JavaScript wrote
+    /// into the input buffer: the texts cross without a copy by the glue.
+    #[wasm_bindgen(js_name = classifyInput)]
+    pub fn classify_input(
+        &mut self,
+        len: u32,
+        type_len: i32,
+        message_len: i32,
+        frames_len: i32,
+        frame_count: u32,
+        has_user_agent: bool,
+    ) -> u32 {
+        let input = std::mem::take(&mut self.input);
+        let found = match input.get(..len as usize).map(std::str::from_utf8) {
+            Some(Ok(texts)) => self.classify(
+                texts,
+                type_len,
+                message_len,
+                frames_len,
+                frame_count,
+                has_user_agent,
+            ),
+            // Not written by encodeInto: let the caller pass the texts apart.
+            _ => u32::MAX,
+        };
+        self.input = input;
+        found
+    }
+
     /// [`JsMatcher::classify`] with the texts apart (for frame URLs that
     /// contain `\n`).
     #[wasm_bindgen(js_name = classifyFrames)]
@@ -460,6 +511,7 @@ impl JsMatcher {
         JsMatcher {
             inner,
             last: Vec::new(),
+            input: Vec::new(),
         }
     }
 

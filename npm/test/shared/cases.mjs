@@ -155,6 +155,21 @@ export function cases({ nf, fixtures, oracle }) {
     deepEqual(matcher.classify({ frames: ['x', 'a\nb'] }).matches.map((m) => m.index), [1]);
   });
 
+  test('long texts grow the wasm input buffer; lone surrogates still cut the texts right', () => {
+    const matcher = nf.Matcher.builtin().withPatterns([{ id: 'app-unicode', pattern: 'ÉCHEC DE CHARGEMENT' }]);
+    const long = `${'é'.repeat(300_000)} chrome-extension://abcdefghijklmnop/`;
+    deepEqual(matcher.classify({ message: long }).matches.map((m) => m.field), ['message']);
+    for (let i = 0; i < 5; i++) nf.Matcher.builtin({ minConfidence: 0 }); // grows the wasm memory
+    ok(matcher.isNoise({ frames: ['chrome-extension://abcdefghijklmnop/c.js'] }), 'after growth');
+    ok(!matcher.isNoise('TypeError: order.total is undefined'), 'a clean event after growth');
+    const verdict = matcher.classify({ type: '\ud800', message: 'échec de chargement', userAgent: 'Googlebot/2.1' });
+    deepEqual(
+      verdict.matches.map((m) => [m.id, m.field]).filter(([id]) => id === 'app-unicode'),
+      [['app-unicode', 'message']],
+    );
+    ok(verdict.matches.some((m) => m.field === 'userAgent'), 'the user agent is cut where it starts');
+  });
+
   test('the matcher refuses a regex outside the shared subset, with the reason', () => {
     throws(() => nf.Matcher.fromPatterns([{ id: 'x', pattern: 'a(?=b)', type: 'regex' }]), /look-around/);
     throws(() => nf.Matcher.builtin().withPatterns([{ id: 'x', pattern: 'a\\1', type: 'regex' }]), /pattern x/);
