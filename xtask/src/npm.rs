@@ -49,11 +49,28 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Entry point of `cargo xtask npm`.
 pub(crate) fn build(args: &[String]) -> Result {
+    same_checkout()?;
     match args.first().map(String::as_str) {
         None | Some("build") => build_package().map(|_| ()),
         Some("test") => test(),
         Some("bench") => bench(),
         Some(other) => Err(format!("unknown mode {other:?}: use build, test or bench")),
+    }
+}
+
+/// Refuses to run for another checkout than the one cargo was called in.
+/// Two checkouts sharing one `CARGO_TARGET_DIR` share `debug/xtask`, and
+/// this task empties `npm/dist` and `npm/pkg` of the tree it was built from.
+fn same_checkout() -> Result {
+    let root = util::root();
+    match std::env::current_dir() {
+        Ok(cwd) if !cwd.starts_with(&root) => Err(format!(
+            "this xtask binary was built from {}, not from {}: another checkout shares \
+             CARGO_TARGET_DIR; rebuild it (touch xtask/src/main.rs) or use a target dir of its own",
+            root.display(),
+            cwd.display()
+        )),
+        _ => Ok(()),
     }
 }
 
