@@ -14,7 +14,7 @@
 //! clean event therefore costs one automaton pass per text (plus the
 //! literal-free set, empty in the built-in catalog or nearly so).
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use serde::{Deserialize, Serialize};
@@ -216,6 +216,9 @@ impl Matcher {
         } else {
             Some(
                 AhoCorasickBuilder::new()
+                    // A DFA: the fastest scan, worth its build time (a few
+                    // ms, once) since every text of every event goes through.
+                    .kind(Some(AhoCorasickKind::DFA))
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
                     .build(&literals)
@@ -229,6 +232,7 @@ impl Matcher {
                 .iter()
                 .map(|&slot: &usize| regexes[slot].1.as_str());
             let set = RegexSetBuilder::new(sources)
+                .case_insensitive(true)
                 .size_limit(syntax::REGEX_SIZE_LIMIT * 8)
                 .build()
                 .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
@@ -264,15 +268,15 @@ impl Matcher {
     /// Classifies one event.
     pub fn classify(&self, event: &Event) -> Verdict<'_> {
         let mut matches = Vec::new();
-        let mut seen = vec![false; self.patterns.len()];
+        let mut scratch = Scratch::default();
         if let Some(message) = event.message_text() {
-            self.match_text(&message, Field::Message, &mut seen, &mut matches);
+            self.match_text(&message, Field::Message, &mut scratch, &mut matches);
         }
         for (i, frame) in event.frames.iter().enumerate() {
-            self.match_text(frame, Field::Frame(i), &mut seen, &mut matches);
+            self.match_text(frame, Field::Frame(i), &mut scratch, &mut matches);
         }
         if let Some(agent) = &event.user_agent {
-            self.match_text(agent, Field::UserAgent, &mut seen, &mut matches);
+            self.match_text(agent, Field::UserAgent, &mut scratch, &mut matches);
         }
         Verdict {
             noise: !matches.is_empty(),
@@ -282,9 +286,8 @@ impl Matcher {
 
     /// Whether `text` matches any pattern (one text, no details).
     pub fn is_match(&self, text: &str) -> bool {
-        let mut seen = vec![false; self.patterns.len()];
         let mut matches = Vec::new();
-        self.match_text(text, Field::Message, &mut seen, &mut matches);
+        self.match_text(text, Field::Message, &mut Scratch::default(), &mut matches);
         !matches.is_empty()
     }
 
@@ -292,11 +295,12 @@ impl Matcher {
         &'m self,
         text: &str,
         field: Field,
-        seen: &mut [bool],
+        scratch: &mut Scratch,
         out: &mut Vec<Match<'m>>,
     ) {
-        seen.iter_mut().for_each(|s| *s = false);
-        let mut candidates: Vec<usize> = Vec::new();
+        let Scratch { hits, candidates } = scratch;
+        hits.clear();
+        candidates.clear();
         if let Some(automaton) = &self.automaton {
             // The automaton folds ASCII case itself; other text is lowercased
             // first, exactly as `toLowerCase()` would.
@@ -309,25 +313,26 @@ impl Matcher {
             };
             for hit in automaton.find_overlapping_iter(haystack) {
                 match self.hits[hit.pattern().as_usize()] {
-                    Hit::Pattern(index) => seen[index] = true,
+                    Hit::Pattern(index) => hits.push(index),
                     Hit::Candidate(slot) => candidates.push(slot),
                 }
             }
         }
         candidates.sort_unstable();
         candidates.dedup();
-        for slot in candidates {
+        for &slot in candidates.iter() {
             let (index, regex) = &self.regexes[slot];
-            if !seen[*index] && regex.is_match(text) {
-                seen[*index] = true;
+            if regex.is_match(text) {
+                hits.push(*index);
             }
         }
         if let Some((set, slots)) = &self.unfiltered {
-            for i in set.matches(text).iter() {
-                seen[self.regexes[slots[i]].0] = true;
-            }
+            hits.extend(set.matches(text).iter().map(|i| self.regexes[slots[i]].0));
         }
-        for (index, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+        // Pattern order; a substring seen twice in one text counts once.
+        hits.sort_unstable();
+        hits.dedup();
+        for &index in hits.iter() {
             let p = &self.patterns[index];
             out.push(Match {
                 id: &p.id,
@@ -337,6 +342,15 @@ impl Matcher {
             });
         }
     }
+}
+
+/// Buffers reused across the texts of one event.
+#[derive(Default)]
+struct Scratch {
+    /// Indices of matched patterns.
+    hits: Vec<usize>,
+    /// Regexes whose literal was seen.
+    candidates: Vec<usize>,
 }
 
 /// The build-time translation of a built-in regex, to skip translating again.

@@ -99,6 +99,15 @@ fn regex_matching_is_case_insensitive_and_anchored_as_written() {
 }
 
 #[test]
+fn regex_without_a_literal_is_case_insensitive_too() {
+    // No literal every match must contain: runs outside the automaton.
+    let m = Matcher::new([pattern("p", "^[a-z]{3}$", Kind::Regex)]).unwrap();
+    assert!(m.is_match("abc"));
+    assert!(m.is_match("ABC"));
+    assert!(!m.is_match("ABCD"));
+}
+
+#[test]
 fn each_text_of_an_event_is_matched_and_attributed() {
     let m = Matcher::new([
         pattern("ext", "chrome-extension://", Kind::String),
