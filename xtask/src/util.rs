@@ -6,9 +6,14 @@ use std::process::Command;
 /// The error type of every task: a message for the terminal.
 pub(crate) type Result<T = ()> = std::result::Result<T, String>;
 
-/// The workspace root (the parent of `xtask/`).
+/// The workspace root (the parent of `xtask/`). `cargo run` sets
+/// `CARGO_MANIFEST_DIR` when it starts the binary too: read it then, so a
+/// binary built by another checkout sharing the target dir still works on
+/// the checkout cargo was called in.
 pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_owned()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest.parent().map_or_else(|| Path::new(".").to_owned(), Path::to_owned)
 }
 
 /// Cargo's target directory, as cargo resolves it for this workspace.
@@ -19,8 +24,14 @@ pub(crate) fn target_dir() -> PathBuf {
 /// Runs `cmd`, echoing it, and fails with its exit status.
 pub(crate) fn run(cmd: &mut Command) -> Result {
     eprintln!("$ {}", show(cmd));
-    let status = cmd.status().map_err(|e| format!("cannot start {}: {e}", show(cmd)))?;
-    if status.success() { Ok(()) } else { Err(format!("`{}` failed: {status}", show(cmd))) }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start {}: {e}", show(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed: {status}", show(cmd)))
+    }
 }
 
 /// A cargo command in the workspace root.
@@ -43,7 +54,10 @@ pub(crate) fn ensure_targets(targets: &[&str]) -> Result {
     if !have("rustup") {
         return Ok(());
     }
-    run(Command::new("rustup").arg("target").arg("add").args(targets))
+    run(Command::new("rustup")
+        .arg("target")
+        .arg("add")
+        .args(targets))
 }
 
 fn show(cmd: &Command) -> String {
