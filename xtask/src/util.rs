@@ -13,7 +13,9 @@ pub(crate) type Result<T = ()> = std::result::Result<T, String>;
 pub(crate) fn root() -> PathBuf {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
-    manifest.parent().map_or_else(|| Path::new(".").to_owned(), Path::to_owned)
+    manifest
+        .parent()
+        .map_or_else(|| Path::new(".").to_owned(), Path::to_owned)
 }
 
 /// Cargo's target directory, as cargo resolves it for this workspace.
