@@ -80,10 +80,7 @@ impl Guest {
         }
     }
 
-    fn label_of<T: 'static>(&self, handle: &Resource<T>) -> wasmtime::Result<OpenLabel>
-    where
-        T: AsLabel,
-    {
+    fn label_of<T: AsLabel + 'static>(&self, handle: &Resource<T>) -> wasmtime::Result<OpenLabel> {
         Ok(self.table.get(handle)?.label())
     }
 }

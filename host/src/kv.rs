@@ -411,6 +411,7 @@ async fn open_backend(spec: &StoreSpec, sqlite_path: &std::path::Path) -> KvResu
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
 

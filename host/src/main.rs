@@ -385,6 +385,7 @@ fn component_beside(exe: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
 

@@ -194,10 +194,9 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(socket), service)
                 .await
+                && !e.is_incomplete_message()
             {
-                if !e.is_incomplete_message() {
-                    eprintln!("connection error: {e}");
-                }
+                eprintln!("connection error: {e}");
             }
         });
     }

@@ -208,6 +208,7 @@ impl SqliteStore {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
 

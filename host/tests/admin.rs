@@ -1,5 +1,6 @@
 //! The admin tool on a real SQLite store: clear errors, non-zero exits, and
 //! nothing written by a refused change.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 

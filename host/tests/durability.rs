@@ -1,5 +1,6 @@
 //! Restarts and SIGKILL: what was acknowledged is still there, and the
 //! SQLite store opens cleanly.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 

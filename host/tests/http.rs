@@ -2,6 +2,7 @@
 //! over a real SQLite store written by the admin tool, with the component's
 //! clock fixed. Every answer is compared with the core's, natively, for the
 //! same request against the same records at the same time.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 
@@ -78,6 +79,17 @@ fn hash_prefix(key: &str) -> String {
     noise_filter_core::KeyHash::of(key).short().to_owned()
 }
 
+/// A request and what it must get: name, method, target, header lines,
+/// status, `error` text.
+type Row<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    Vec<(&'a str, &'a str)>,
+    u16,
+    Option<&'a str>,
+);
+
 const MISSING: &str = "Missing or invalid Authorization header";
 const REQUIRED: &str = "API key required";
 const INVALID: &str = "Invalid API key";
@@ -93,8 +105,7 @@ fn every_answer_is_the_cores_bytes() {
     let lower = format!("bearer {}", f.acme);
     let long_query = format!("/v1/filters?x={}", "a".repeat(2100));
     let many = format!("/api/v1/filters?categories={}", vec!["OTHER"; 17].join(","));
-    // (name, method, target, header lines, status, error text)
-    let rows: Vec<(&str, &str, &str, Vec<(&str, &str)>, u16, Option<&str>)> = vec![
+    let rows: Vec<Row<'_>> = vec![
         (
             "variant A",
             "GET",

@@ -1,5 +1,6 @@
 //! The rate limit through the real host: 16 concurrent clients, the
 //! component's clock fixed inside one window so it cannot roll mid-test.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 

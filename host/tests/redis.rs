@@ -2,6 +2,7 @@
 //! test on a free port (`--save ''`, nothing on disk), both labels on it.
 //! Skipped, with a notice, only when `redis-server` is not on PATH (CI
 //! installs it).
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
 
@@ -102,6 +103,9 @@ fn memory_copy(url: &str) -> MemoryStore {
     kv
 }
 
+/// Method, target, header lines.
+type Request<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
+
 #[test]
 fn admin_and_serving_on_redis() {
     let Some(redis) = redis() else { return };
@@ -173,7 +177,7 @@ fn admin_and_serving_on_redis() {
         format!("Bearer {beta}"),
         format!("Bearer {gone}"),
     );
-    let rows: Vec<(&str, &str, Vec<(&str, &str)>)> = vec![
+    let rows: Vec<Request<'_>> = vec![
         ("GET", "/v1/filters", vec![("authorization", &a)]),
         (
             "GET",

@@ -242,6 +242,7 @@ impl Bucket for MapBucket {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
     use noise_filter_core::{

@@ -8,7 +8,7 @@
 //! the same target folder as the host binary under test, so the host's
 //! default component path finds it. Set `NOISE_FILTER_COMPONENT` to use a
 //! component built elsewhere instead.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
