@@ -266,7 +266,7 @@ impl CustomPatterns {
 
     /// Adds one pattern; returns its id. Nothing changes on refusal.
     pub fn add(&mut self, new: NewPattern, now: UnixMillis) -> Result<String, InvalidPattern> {
-        let mut ids = self.add_all(vec![new], now)?;
+        let mut ids = self.add_many(vec![new], now, false)?;
         Ok(ids.remove(0))
     }
 
@@ -276,6 +276,18 @@ impl CustomPatterns {
         news: Vec<NewPattern>,
         now: UnixMillis,
     ) -> Result<Vec<String>, InvalidPattern> {
+        self.add_many(news, now, true)
+    }
+
+    /// Adds patterns all or none; `numbered`: refusals say which one (an
+    /// import), else they speak of the one pattern.
+    fn add_many(
+        &mut self,
+        news: Vec<NewPattern>,
+        now: UnixMillis,
+        numbered: bool,
+    ) -> Result<Vec<String>, InvalidPattern> {
+        let which = |n: usize| if numbered { format!("pattern {n}: ") } else { String::new() };
         if self.patterns.len() + news.len() > MAX_CUSTOM_PATTERNS {
             return invalid(format!(
                 "an account may have at most {MAX_CUSTOM_PATTERNS} custom patterns; it has {} \
@@ -300,11 +312,11 @@ impl CustomPatterns {
                 }
             };
             if next.contains(&id) {
-                return invalid(format!("pattern {}: id {id:?} is already in use", n + 1));
+                return invalid(format!("{}id {id:?} is already in use", which(n + 1)));
             }
             let pattern = new
                 .validate(id.clone())
-                .map_err(|e| InvalidPattern(format!("pattern {}: {e}", n + 1)))?;
+                .map_err(|e| InvalidPattern(format!("{}{e}", which(n + 1))))?;
             next.patterns.push(pattern);
             ids.push(id);
         }
