@@ -287,7 +287,13 @@ impl CustomPatterns {
         now: UnixMillis,
         numbered: bool,
     ) -> Result<Vec<String>, InvalidPattern> {
-        let which = |n: usize| if numbered { format!("pattern {n}: ") } else { String::new() };
+        let which = |n: usize| {
+            if numbered {
+                format!("pattern {n}: ")
+            } else {
+                String::new()
+            }
+        };
         if self.patterns.len() + news.len() > MAX_CUSTOM_PATTERNS {
             return invalid(format!(
                 "an account may have at most {MAX_CUSTOM_PATTERNS} custom patterns; it has {} \

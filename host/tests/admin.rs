@@ -169,7 +169,10 @@ fn patterns_add_list_remove_and_refusals_write_nothing() {
 
     let before = stored_rows(&state.db());
     for (args, message) in [
-        (vec!["--pattern", "(?<=x)y", "--type", "regex"], "look-around"),
+        (
+            vec!["--pattern", "(?<=x)y", "--type", "regex"],
+            "look-around",
+        ),
         (vec!["--pattern", "ab"], "at least 3"),
         (
             vec!["--pattern", "valid text", "--confidence", "1.5"],
