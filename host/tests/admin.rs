@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{TempDir, admin_err, admin_ok, create_key};
+use support::{TempDir, add_pattern, admin_err, admin_ok, create_key};
 
 fn stored_rows(db: &std::path::Path) -> Vec<(String, String, Vec<u8>)> {
     let conn = rusqlite::Connection::open(db).unwrap();
@@ -124,18 +124,7 @@ fn patterns_add_list_remove_and_refusals_write_nothing() {
     assert!(
         admin_ok(s, &[], &["patterns", "list", "--account", "acme"]).contains("no custom patterns")
     );
-    let out = admin_ok(
-        s,
-        &[],
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "acme",
-            "--pattern",
-            "widget exploded",
-        ],
-    );
+    let out = add_pattern(s, &[], "acme", "widget exploded");
     assert!(out.contains("custom-1"), "{out}");
     admin_ok(
         s,
@@ -226,18 +215,7 @@ fn patterns_add_list_remove_and_refusals_write_nothing() {
         "{list}"
     );
     // Ids are never reused.
-    let out = admin_ok(
-        s,
-        &[],
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "acme",
-            "--pattern",
-            "another one",
-        ],
-    );
+    let out = add_pattern(s, &[], "acme", "another one");
     assert!(out.contains("custom-3"), "{out}");
 }
 

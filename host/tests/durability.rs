@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use noise_filter_core::{KeyHash, store};
-use support::{Host, TempDir, admin, admin_ok, create_key, remaining};
+use support::{Host, TempDir, add_pattern, admin, admin_ok, create_key, remaining};
 
 const DURABLE_RATE: [&str; 2] = ["--rate-store", "sqlite"];
 
@@ -18,18 +18,7 @@ fn restart_keeps_keys_patterns_and_durable_counters() {
     let state = TempDir::new("restart");
     let s = state.path();
     let key = create_key(s, &[], "acme");
-    admin_ok(
-        s,
-        &[],
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "acme",
-            "--pattern",
-            "kept across restarts",
-        ],
-    );
+    add_pattern(s, &[], "acme", "kept across restarts");
 
     let mut host = Host::start(s, &DURABLE_RATE);
     for expected in [999, 998, 997] {

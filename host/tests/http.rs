@@ -6,7 +6,9 @@
 
 mod support;
 
-use support::{Host, TempDir, admin_ok, assert_same, core_answer, create_key, memory_copy};
+use support::{
+    Host, TempDir, add_pattern, admin_ok, assert_same, core_answer, create_key, memory_copy,
+};
 
 struct Fixture {
     state: TempDir,
@@ -21,18 +23,7 @@ fn fixture(name: &str) -> Fixture {
     let acme = create_key(s, &[], "acme");
     let beta = create_key(s, &[], "beta");
     let revoked = create_key(s, &[], "acme");
-    admin_ok(
-        s,
-        &[],
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "acme",
-            "--pattern",
-            "acme widget exploded",
-        ],
-    );
+    add_pattern(s, &[], "acme", "acme widget exploded");
     admin_ok(
         s,
         &[],
@@ -53,18 +44,7 @@ fn fixture(name: &str) -> Fixture {
             "our gateway",
         ],
     );
-    admin_ok(
-        s,
-        &[],
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "beta",
-            "--pattern",
-            "beta gadget melted",
-        ],
-    );
+    add_pattern(s, &[], "beta", "beta gadget melted");
     admin_ok(s, &[], &["keys", "revoke", &hash_prefix(&revoked)]);
     Fixture {
         state,

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use noise_filter_core::{KeyHash, MemoryStore, StoreLabel, store};
 use support::{
-    Host, LIMIT_PER_MINUTE, TempDir, admin_ok, assert_same, burst, core_answer, remaining,
+    Host, LIMIT_PER_MINUTE, TempDir, add_pattern, admin_ok, assert_same, burst, core_answer,
+    remaining,
 };
 
 struct Redis {
@@ -114,18 +115,7 @@ fn admin_and_serving_on_redis() {
     let acme = support::create_key(s, &store, "acme");
     let beta = support::create_key(s, &store, "beta");
     let gone = support::create_key(s, &store, "acme");
-    admin_ok(
-        s,
-        &store,
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "acme",
-            "--pattern",
-            "acme widget exploded",
-        ],
-    );
+    add_pattern(s, &store, "acme", "acme widget exploded");
     admin_ok(
         s,
         &store,
@@ -226,18 +216,7 @@ fn rate_limit_and_restart_on_redis() {
     let (s, store) = (state.path(), ["--store", redis.url.as_str()]);
     let key = support::create_key(s, &store, "acme");
     let other = support::create_key(s, &store, "acme");
-    admin_ok(
-        s,
-        &store,
-        &[
-            "patterns",
-            "add",
-            "--account",
-            "acme",
-            "--pattern",
-            "survives restarts",
-        ],
-    );
+    add_pattern(s, &store, "acme", "survives restarts");
     let mut host = Host::start(s, &store);
     let (ok, limited, samples) = burst(&host, &key, 1050);
     assert_eq!((ok, limited), (LIMIT_PER_MINUTE, 50));

@@ -149,6 +149,22 @@ pub fn admin_err(state: &Path, store_args: &[&str], args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
+/// `patterns add --account <account> --pattern <pattern>`; returns its output.
+pub fn add_pattern(state: &Path, store_args: &[&str], account: &str, pattern: &str) -> String {
+    admin_ok(
+        state,
+        store_args,
+        &[
+            "patterns",
+            "add",
+            "--account",
+            account,
+            "--pattern",
+            pattern,
+        ],
+    )
+}
+
 /// Creates a key; returns it.
 pub fn create_key(state: &Path, store_args: &[&str], account: &str) -> String {
     let out = admin_ok(
