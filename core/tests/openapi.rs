@@ -23,7 +23,7 @@ use noise_filter_core::{
     UnixMillis, Variant, catalog, store,
 };
 use serde_json::Value;
-use support::{World, error_of, json};
+use support::{World, acme, error_of, json};
 
 const DOCUMENT: &str = include_str!("../../docs/openapi.json");
 
@@ -85,22 +85,6 @@ fn strings(value: &Value) -> Vec<String> {
         .iter()
         .map(|v| v.as_str().expect("a string").to_owned())
         .collect()
-}
-
-/// A world with one key for account `acme` and three custom patterns: an
-/// uncategorized substring, a regex, a categorized substring.
-fn acme() -> (World, String) {
-    let mut world = World::new();
-    let key = world.key("acme");
-    world.custom(
-        "acme",
-        serde_json::json!([
-            {"pattern": "acme-widget exploded", "source": "Seen in acme's widget"},
-            {"pattern": "^acme-\\d+ failed$", "type": "regex", "confidence": 0.8},
-            {"pattern": "AcmeCrawler/", "category": "bot-traffic", "confidence": 0.95}
-        ]),
-    );
-    (world, key)
 }
 
 // ---------------------------------------------------------------------------

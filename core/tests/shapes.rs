@@ -6,7 +6,7 @@
 
 mod support;
 use noise_filter_core::Response;
-use support::World;
+use support::acme;
 
 fn show(response: &Response) -> String {
     let mut out = format!("{}\n", response.status);
@@ -18,23 +18,9 @@ fn show(response: &Response) -> String {
     out
 }
 
-fn world() -> (World, String) {
-    let mut world = World::new();
-    let key = world.key("acme");
-    world.custom(
-        "acme",
-        serde_json::json!([
-            {"pattern": "acme-widget exploded", "source": "Seen in acme's widget"},
-            {"pattern": "^acme-\\d+ failed$", "type": "regex", "confidence": 0.8},
-            {"pattern": "AcmeCrawler/", "category": "bot-traffic", "confidence": 0.95}
-        ]),
-    );
-    (world, key)
-}
-
 #[test]
 fn variant_a_custom_patterns() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     insta::assert_snapshot!(show(&world.get(
         "/v1/filters?categories=custom,bot-traffic&minConfidence=0.99",
         &key
@@ -43,7 +29,7 @@ fn variant_a_custom_patterns() {
 
 #[test]
 fn variant_b_custom_patterns() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     insta::assert_snapshot!(show(&world.get(
         "/api/v1/filters?categories=OTHER,BOT_TRAFFIC&minConfidence=0.99",
         &key
@@ -52,7 +38,7 @@ fn variant_b_custom_patterns() {
 
 #[test]
 fn variant_a_one_built_in_category() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     insta::assert_snapshot!(show(&world.get(
         "/v1/filters?categories=known-library&minConfidence=0.95&includeCustom=false",
         &key
@@ -61,7 +47,7 @@ fn variant_a_one_built_in_category() {
 
 #[test]
 fn variant_b_one_built_in_category() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     insta::assert_snapshot!(show(&world.get(
         "/api/v1/filters?categories=KNOWN_LIBRARY&minConfidence=0.95&includeCustom=false",
         &key
@@ -70,7 +56,7 @@ fn variant_b_one_built_in_category() {
 
 #[test]
 fn not_modified() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     let etag = world
         .get("/v1/filters", &key)
         .header("etag")
@@ -89,13 +75,13 @@ fn not_modified() {
 
 #[test]
 fn unauthorized() {
-    let (mut world, _) = world();
+    let (mut world, _) = acme();
     insta::assert_snapshot!(show(&world.request("GET", "/api/v1/filters", &[])));
 }
 
 #[test]
 fn bad_parameter() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     insta::assert_snapshot!(show(
         &world.get("/api/v1/filters?categories=BOT_TRAFFIC,bot-traffic", &key)
     ));
@@ -103,7 +89,7 @@ fn bad_parameter() {
 
 #[test]
 fn rate_limited() {
-    let (mut world, key) = world();
+    let (mut world, key) = acme();
     for _ in 0..1000 {
         world.get("/v1/filters?includeCustom=false", &key);
     }
@@ -112,7 +98,7 @@ fn rate_limited() {
 
 #[test]
 fn preflight_and_not_found_and_method() {
-    let (mut world, _) = world();
+    let (mut world, _) = acme();
     let all = [
         show(&world.request("OPTIONS", "/v1/filters", &[])),
         show(&world.request("GET", "/v1/nothing", &[])),

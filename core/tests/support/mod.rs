@@ -81,6 +81,22 @@ impl World {
     }
 }
 
+/// A world with one key for account `acme` and three custom patterns: an
+/// uncategorized substring, a regex, a categorized substring.
+pub fn acme() -> (World, String) {
+    let mut world = World::new();
+    let key = world.key("acme");
+    world.custom(
+        "acme",
+        serde_json::json!([
+            {"pattern": "acme-widget exploded", "source": "Seen in acme's widget"},
+            {"pattern": "^acme-\\d+ failed$", "type": "regex", "confidence": 0.8},
+            {"pattern": "AcmeCrawler/", "category": "bot-traffic", "confidence": 0.95}
+        ]),
+    );
+    (world, key)
+}
+
 /// The body as JSON.
 pub fn json(response: &Response) -> serde_json::Value {
     serde_json::from_slice(&response.body).unwrap_or_else(|e| {
