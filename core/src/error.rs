@@ -31,6 +31,10 @@ pub enum Rejection {
     QueryTooLong,
     /// The key-value store failed; nothing was written (503).
     StoreUnavailable,
+    /// The runtime around the core could not handle the request at all (the
+    /// component trapped or could not be instantiated); the shell answers
+    /// this itself, through [`Rejection::response`] (503).
+    HandlerFailed,
     /// A record in the store cannot be read (500): written by something other
     /// than the admin tool, or damaged.
     CorruptRecord,
@@ -69,7 +73,7 @@ impl Rejection {
             Rejection::RateLimited { .. } => 429,
             Rejection::BadParameter(_) => 400,
             Rejection::QueryTooLong => 414,
-            Rejection::StoreUnavailable => 503,
+            Rejection::StoreUnavailable | Rejection::HandlerFailed => 503,
             Rejection::CorruptRecord => 500,
         }
     }
@@ -91,6 +95,9 @@ impl Rejection {
                 "Service unavailable: the key-value store did not answer".into()
             }
             Rejection::CorruptRecord => "Internal error: a stored record cannot be read".into(),
+            Rejection::HandlerFailed => {
+                "Service unavailable: the request could not be handled".into()
+            }
         }
     }
 

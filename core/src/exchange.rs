@@ -451,6 +451,17 @@ fn finish_error(head: bool, rejection: &Rejection, rate: Option<(u64, u64)>) -> 
     Step::Respond(strip_head(head, response))
 }
 
+impl Rejection {
+    /// The whole response for this refusal, as the core answers it (body,
+    /// `no-store`, CORS, and the headers the refusal calls for), for a shell
+    /// that must answer without running an exchange ([`Rejection::HandlerFailed`]).
+    pub fn response(&self) -> Response {
+        let mut response = error_response(self);
+        push_cors(&mut response);
+        response
+    }
+}
+
 fn strip_head(head: bool, mut response: Response) -> Response {
     if head {
         response.body.clear();

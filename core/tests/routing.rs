@@ -153,3 +153,16 @@ fn corrupt_key_record_is_500_not_a_panic() {
     assert_eq!(response.status, 500);
     error_of(&response);
 }
+
+#[test]
+fn a_shell_that_cannot_run_the_exchange_answers_as_the_core_does() {
+    let response = noise_filter_core::Rejection::HandlerFailed.response();
+    assert_eq!(response.status, 503);
+    assert_eq!(
+        error_of(&response),
+        "Service unavailable: the request could not be handled"
+    );
+    assert_eq!(response.header("cache-control"), Some("no-store"));
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    assert_eq!(response.header("access-control-allow-origin"), Some("*"));
+}

@@ -211,7 +211,7 @@ impl Server {
             Ok(response) => response,
             Err(e) => {
                 eprintln!("request failed in the host: {e:#}");
-                host_error(503, "Service unavailable: the request could not be handled")
+                host_error(&noise_filter_core::Rejection::HandlerFailed)
             }
         }
     }
@@ -283,29 +283,22 @@ impl Server {
     }
 }
 
-/// An answer made by the host itself (the component could not run): the
-/// same shape as the core's errors.
-fn host_error(status: u16, message: &str) -> hyper::Response<HyperOutgoingBody> {
-    let body = format!("{{\"error\":{message:?}}}");
+/// An answer made by the host itself (the component could not run), as the
+/// core writes it: the host decides no status, header or text of its own.
+fn host_error(rejection: &noise_filter_core::Rejection) -> hyper::Response<HyperOutgoingBody> {
+    let answer = rejection.response();
     let mut response = hyper::Response::new(
-        Full::new(Bytes::from(body))
+        Full::new(Bytes::from(answer.body))
             .map_err(|never| match never {})
             .boxed_unsync(),
     );
-    *response.status_mut() =
-        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::SERVICE_UNAVAILABLE);
+    *response.status_mut() = hyper::StatusCode::from_u16(answer.status)
+        .unwrap_or(hyper::StatusCode::SERVICE_UNAVAILABLE);
     let headers = response.headers_mut();
-    headers.insert(
-        "content-type",
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    headers.insert(
-        "cache-control",
-        hyper::header::HeaderValue::from_static("no-store"),
-    );
-    headers.insert(
-        "access-control-allow-origin",
-        hyper::header::HeaderValue::from_static("*"),
-    );
+    for (name, value) in answer.headers {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+            headers.append(name, value);
+        }
+    }
     response
 }
