@@ -14,6 +14,8 @@
 //! clean event therefore costs one automaton pass per text (plus the
 //! literal-free set, empty in the built-in catalog or nearly so).
 
+use std::borrow::Cow;
+
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
@@ -95,12 +97,20 @@ pub struct Event {
 impl Event {
     /// The message text patterns see: `Type: value`, or whichever is present.
     pub fn message_text(&self) -> Option<String> {
-        match (&self.exception_type, &self.message) {
-            (Some(t), Some(m)) if !t.is_empty() => Some(format!("{t}: {m}")),
-            (Some(t), None) => Some(t.clone()),
-            (_, Some(m)) => Some(m.clone()),
-            (None, None) => None,
-        }
+        message_text(self.exception_type.as_deref(), self.message.as_deref()).map(Cow::into_owned)
+    }
+}
+
+/// [`Event::message_text`] of borrowed parts (borrowed unless both are there).
+fn message_text<'a>(
+    exception_type: Option<&'a str>,
+    message: Option<&'a str>,
+) -> Option<Cow<'a, str>> {
+    match (exception_type, message) {
+        (Some(t), Some(m)) if !t.is_empty() => Some(Cow::Owned(format!("{t}: {m}"))),
+        (Some(t), None) => Some(Cow::Borrowed(t)),
+        (_, Some(m)) => Some(Cow::Borrowed(m)),
+        (None, None) => None,
     }
 }
 
@@ -286,9 +296,67 @@ impl Matcher {
 
     /// Whether `text` matches any pattern (one text, no details).
     pub fn is_match(&self, text: &str) -> bool {
-        let mut matches = Vec::new();
-        self.match_text(text, Field::Message, &mut Scratch::default(), &mut matches);
-        !matches.is_empty()
+        self.any_match(text, &mut Vec::new())
+    }
+
+    /// Whether the event is noise: `classify(event).noise`, but stopping at
+    /// the first match and listing none.
+    pub fn is_noise(&self, event: &Event) -> bool {
+        self.is_noise_texts(
+            event.exception_type.as_deref(),
+            event.message.as_deref(),
+            event.frames.iter().map(String::as_str),
+            event.user_agent.as_deref(),
+        )
+    }
+
+    /// [`Matcher::is_noise`] of an event given as borrowed texts: the
+    /// exception type, the message, the frame URLs, the user agent.
+    pub fn is_noise_texts<'t>(
+        &self,
+        exception_type: Option<&str>,
+        message: Option<&str>,
+        frames: impl IntoIterator<Item = &'t str>,
+        user_agent: Option<&str>,
+    ) -> bool {
+        let mut tried = Vec::new();
+        message_text(exception_type, message).is_some_and(|text| self.any_match(&text, &mut tried))
+            || frames
+                .into_iter()
+                .any(|frame| self.any_match(frame, &mut tried))
+            || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
+    }
+
+    /// Whether any pattern matches `text`; returns at the first match.
+    /// `tried` is scratch space (regexes already run on this text).
+    fn any_match(&self, text: &str, tried: &mut Vec<usize>) -> bool {
+        tried.clear();
+        if let Some(automaton) = &self.automaton {
+            let lowered;
+            let haystack = if text.is_ascii() {
+                text
+            } else {
+                lowered = text.to_lowercase();
+                &lowered
+            };
+            for hit in automaton.find_overlapping_iter(haystack) {
+                match self.hits[hit.pattern().as_usize()] {
+                    Hit::Pattern(_) => return true,
+                    Hit::Candidate(slot) => {
+                        if tried.contains(&slot) {
+                            continue;
+                        }
+                        if self.regexes[slot].1.is_match(text) {
+                            return true;
+                        }
+                        tried.push(slot);
+                    }
+                }
+            }
+        }
+        self.unfiltered
+            .as_ref()
+            .is_some_and(|(set, _)| set.is_match(text))
     }
 
     fn match_text<'m>(

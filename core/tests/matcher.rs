@@ -224,6 +224,63 @@ fn matcher_equals_naive_loop_on_the_evaluation_set() {
     assert!(checked > 200);
 }
 
+/// `is_noise` (stops at the first match) answers `classify(..).noise` on
+/// every evaluation event, whole catalog and the service's default.
+#[test]
+fn is_noise_equals_classify_on_the_evaluation_set() {
+    let default = Matcher::builtin(0.5);
+    let (mut noise, mut clean) = (0, 0);
+    for e in eval::events() {
+        let event = e.event();
+        for matcher in [&CATALOG.matcher, &default] {
+            let verdict = matcher.classify(&event).noise;
+            assert_eq!(matcher.is_noise(&event), verdict, "{event:?}");
+            if verdict { noise += 1 } else { clean += 1 }
+        }
+    }
+    assert!(noise > 100 && clean > 50, "{noise} noise, {clean} clean");
+}
+
+#[test]
+fn is_noise_reads_every_text_and_the_type_with_the_message() {
+    let m = Matcher::new([
+        pattern("typed", "TypeError: boom", Kind::String),
+        pattern("frame", r"^chrome-extension://", Kind::Regex),
+        pattern("agent", "HeadlessChrome", Kind::String),
+    ])
+    .unwrap();
+    let event = |t: Option<&str>, msg: Option<&str>, frames: &[&str], ua: Option<&str>| Event {
+        exception_type: t.map(Into::into),
+        message: msg.map(Into::into),
+        frames: frames.iter().map(|f| (*f).into()).collect(),
+        user_agent: ua.map(Into::into),
+    };
+    assert!(m.is_noise(&event(Some("TypeError"), Some("boom"), &[], None)));
+    assert!(!m.is_noise(&event(None, Some("boom"), &[], None)));
+    assert!(!m.is_noise(&event(Some("TypeError"), None, &[], None)));
+    assert!(m.is_noise(&event(
+        None,
+        None,
+        &["a.js", "CHROME-EXTENSION://x/y.js"],
+        None
+    )));
+    assert!(!m.is_noise(&event(None, None, &["https://x/chrome-extension://"], None)));
+    assert!(m.is_noise(&event(
+        None,
+        None,
+        &[],
+        Some("Mozilla/5.0 headlesschrome/1")
+    )));
+    assert!(!m.is_noise(&Event::default()));
+    for e in [
+        event(Some("TypeError"), Some("boom"), &[], None),
+        event(None, None, &["a.js", "chrome-extension://x"], Some("ua")),
+        event(Some(""), Some("TypeError: boom"), &[], None),
+    ] {
+        assert_eq!(m.is_noise(&e), m.classify(&e).noise, "{e:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -241,6 +298,8 @@ proptest! {
             text.push_str(&if upper { piece.to_uppercase() } else { piece });
             text.push_str(&junk);
         }
-        prop_assert_eq!(matched_ids(&CATALOG.matcher, &text), naive(&text), "{:?}", text);
+        let naive = naive(&text);
+        prop_assert_eq!(CATALOG.matcher.is_match(&text), !naive.is_empty(), "{:?}", text);
+        prop_assert_eq!(matched_ids(&CATALOG.matcher, &text), naive, "{:?}", text);
     }
 }

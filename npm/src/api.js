@@ -241,7 +241,7 @@ export class Matcher {
 
   /** Whether any pattern matches the event. */
   isNoise(input) {
-    return this.#run(input) > 0;
+    return this.#run(input, true) > 0;
   }
 
   /** Frees the wasm memory now rather than when the matcher is collected. */
@@ -263,8 +263,11 @@ export class Matcher {
     return this.#view;
   }
 
-  /** Classifies in wasm; returns the number of matches. */
-  #run(input) {
+  /**
+   * Classifies in wasm; returns the number of matches, or with `any` only
+   * whether there is one (1 or 0: wasm stops at the first and keeps none).
+   */
+  #run(input, any = false) {
     let type;
     let message;
     let frames;
@@ -281,14 +284,13 @@ export class Matcher {
     const count = frames === undefined ? 0 : frames.length;
     const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
     const text = (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? '');
-    const found = this.#raw.classifyInput(
-      encoder.encodeInto(text, this.#buffer(text.length * 3)).written,
-      type === undefined ? -1 : type.length,
-      message === undefined ? -1 : message.length,
-      joined === undefined ? -1 : joined.length,
-      count,
-      userAgent !== undefined,
-    );
+    const written = encoder.encodeInto(text, this.#buffer(text.length * 3)).written;
+    const typeLength = type === undefined ? -1 : type.length;
+    const messageLength = message === undefined ? -1 : message.length;
+    const framesLength = joined === undefined ? -1 : joined.length;
+    const found = any
+      ? this.#raw.isNoiseInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined)
+      : this.#raw.classifyInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined);
     if (found !== APART) return found;
     return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
   }

@@ -479,6 +479,37 @@ impl JsMatcher {
         found
     }
 
+    /// Whether the event written into the input buffer (as for
+    /// [`JsMatcher::classify_input`]) is noise: 1 or 0, stopping at the
+    /// first match and keeping no verdict; `u32::MAX` when the texts must
+    /// cross apart.
+    #[wasm_bindgen(js_name = isNoiseInput)]
+    pub fn is_noise_input(
+        &self,
+        len: u32,
+        type_len: i32,
+        message_len: i32,
+        frames_len: i32,
+        frame_count: u32,
+        has_user_agent: bool,
+    ) -> u32 {
+        let Some(Ok(texts)) = self.input.get(..len as usize).map(std::str::from_utf8) else {
+            return u32::MAX;
+        };
+        let [exception_type, message, frames, rest] =
+            split_utf16(texts, [type_len, message_len, frames_len]);
+        let count = frames.map_or(0, |f| f.bytes().filter(|&b| b == b'\n').count() + 1);
+        if count != frame_count as usize {
+            return u32::MAX;
+        }
+        u32::from(self.inner.is_noise_texts(
+            exception_type,
+            message,
+            frames.into_iter().flat_map(|f| f.split('\n')),
+            rest.filter(|_| has_user_agent),
+        ))
+    }
+
     /// [`JsMatcher::classify`] with the texts apart (for frame URLs that
     /// contain `\n`).
     #[wasm_bindgen(js_name = classifyFrames)]
