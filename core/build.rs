@@ -5,7 +5,9 @@
 //! (ids, categories, confidences, every regex in the shared subset) and fails
 //! the build on any error; then it writes the patterns as a static array and
 //! pre-renders each pattern's JSON for both variants, sorted so that any
-//! request's built-in part is at most six contiguous slices.
+//! request's built-in part is at most six contiguous slices. With the core's
+//! `prerendered` feature off (the npm build), only the patterns and the
+//! rendering's digest are written; the core renders at first use.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -218,16 +220,23 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
         );
     }
     let _ = writeln!(s, "];");
+    // Without the `prerendered` feature (the npm build) the core renders
+    // these at first use, from PATTERNS, with the same function: the catalog
+    // is then held once. The digest is computed here either way.
+    let prerendered = std::env::var_os("CARGO_FEATURE_PRERENDERED").is_some();
     let mut digest = xxhash_rust::xxh3::Xxh3::new();
     for (variant, names) in [("A", &CATEGORIES_A), ("B", &CATEGORIES_B)] {
         let (fragments, entries, starts) = render(variant, names, patterns);
         digest.update(fragments.as_bytes());
+        if !prerendered {
+            continue;
+        }
         let _ = writeln!(
             s,
             "pub(crate) static RENDERED_{variant}: Rendered = Rendered {{"
         );
-        let _ = writeln!(s, "    fragments: {fragments:?},");
-        let _ = writeln!(s, "    entries: &{entries:?},");
+        let _ = writeln!(s, "    fragments: Cow::Borrowed({fragments:?}),");
+        let _ = writeln!(s, "    entries: Cow::Borrowed(&{entries:?}),");
         let _ = writeln!(s, "    category_starts: {starts:?},");
         let _ = writeln!(s, "}};");
     }
@@ -236,46 +245,23 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
     s
 }
 
-/// Pre-renders one variant: every listed pattern's JSON followed by a comma,
-/// the end offset and confidence of each, and where each category starts.
+/// Pre-renders one variant (`wire::render_catalog`, which the core also
+/// uses when it renders at first use instead).
 fn render(
     variant: &str,
     names: &[&str; 6],
     patterns: &[Checked],
 ) -> (String, Vec<(u32, f64)>, [u32; 7]) {
-    let mut fragments = String::new();
-    let mut entries = Vec::new();
-    let mut starts = [0u32; 7];
-    for category in 0..6 {
-        starts[category] = entries.len() as u32;
-        for p in patterns.iter().filter(|p| p.category == category) {
-            let e = &p.entry;
-            let json = if variant == "A" {
-                serde_json::to_string(&wire::PatternA {
-                    id: &e.id,
-                    pattern: &e.pattern,
-                    kind: if p.regex.is_some() { "regex" } else { "string" },
-                    category: names[category],
-                    confidence: e.confidence,
-                    source: &e.source,
-                })
-            } else if p.regex.is_some() {
-                // Variant B has no `type`: every pattern is a substring, so
-                // regex patterns are left out of it.
-                continue;
-            } else {
-                serde_json::to_string(&wire::PatternB {
-                    id: &e.id,
-                    pattern: &e.pattern,
-                    category: names[category],
-                    confidence: e.confidence,
-                })
-            };
-            fragments.push_str(&json.expect("plain structs serialize"));
-            fragments.push(',');
-            entries.push((fragments.len() as u32, e.confidence));
-        }
-    }
-    starts[6] = entries.len() as u32;
-    (fragments, entries, starts)
+    let listed: Vec<wire::Listed<'_>> = patterns
+        .iter()
+        .map(|p| wire::Listed {
+            id: &p.entry.id,
+            pattern: &p.entry.pattern,
+            regex: p.regex.is_some(),
+            category: p.category,
+            confidence: p.entry.confidence,
+            source: &p.entry.source,
+        })
+        .collect();
+    wire::render_catalog(variant == "A", names, &listed)
 }

@@ -1,5 +1,15 @@
 //! The built-in catalog: `catalog/patterns.toml`, validated and pre-rendered
 //! by `build.rs` into static data (nothing is parsed at run time).
+//!
+//! With the `prerendered` feature (default) each variant's JSON is static
+//! data too, so a fresh instance per request (Spin) renders nothing. Without
+//! it (the npm package, where one instance serves many requests and size
+//! counts) the catalog is held once, as [`patterns`], and each variant is
+//! rendered at first use by the same function `build.rs` uses
+//! (`wire::render_catalog`): the same bytes, and the same [`DIGEST`] (computed
+//! by `build.rs` in both cases).
+
+use std::borrow::Cow;
 
 use crate::pattern::{Category, Kind, Variant};
 
@@ -26,9 +36,9 @@ pub struct BuiltinPattern {
 #[derive(Debug)]
 pub(crate) struct Rendered {
     /// Each listed pattern's JSON object followed by a comma, in catalog order.
-    pub(crate) fragments: &'static str,
+    pub(crate) fragments: Cow<'static, str>,
     /// Per listed pattern: end offset of its fragment (comma included), confidence.
-    pub(crate) entries: &'static [(u32, f64)],
+    pub(crate) entries: Cow<'static, [(u32, f64)]>,
     /// Index into `entries` where each category starts; the last is the total.
     pub(crate) category_starts: [u32; 7],
 }
@@ -46,10 +56,44 @@ pub fn release() -> &'static str {
 }
 
 impl Rendered {
+    #[cfg(feature = "prerendered")]
     pub(crate) fn of(variant: Variant) -> &'static Rendered {
         match variant {
             Variant::A => &RENDERED_A,
             Variant::B => &RENDERED_B,
+        }
+    }
+
+    #[cfg(not(feature = "prerendered"))]
+    pub(crate) fn of(variant: Variant) -> &'static Rendered {
+        static A: std::sync::OnceLock<Rendered> = std::sync::OnceLock::new();
+        static B: std::sync::OnceLock<Rendered> = std::sync::OnceLock::new();
+        match variant {
+            Variant::A => A.get_or_init(|| Rendered::render(variant)),
+            Variant::B => B.get_or_init(|| Rendered::render(variant)),
+        }
+    }
+
+    /// Renders `variant` from [`patterns`], as `build.rs` pre-renders it.
+    pub(crate) fn render(variant: Variant) -> Rendered {
+        let listed: Vec<crate::wire::Listed<'_>> = PATTERNS
+            .iter()
+            .map(|p| crate::wire::Listed {
+                id: p.id,
+                pattern: p.pattern,
+                regex: p.kind == Kind::Regex,
+                category: p.category.index(),
+                confidence: p.confidence,
+                source: p.source,
+            })
+            .collect();
+        let names = Category::ALL.map(|c| c.name(variant));
+        let (fragments, entries, category_starts) =
+            crate::wire::render_catalog(variant == Variant::A, &names, &listed);
+        Rendered {
+            fragments: Cow::Owned(fragments),
+            entries: Cow::Owned(entries),
+            category_starts,
         }
     }
 
@@ -82,5 +126,41 @@ impl Rendered {
     /// Total length of all fragments: an upper bound for a body's built-in part.
     pub(crate) fn len(&self) -> usize {
         self.fragments.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the npm build renders at first use is byte for byte what
+    /// `build.rs` pre-rendered, and hashes to the [`DIGEST`] ETags use.
+    #[test]
+    #[cfg(feature = "prerendered")]
+    fn rendering_at_first_use_equals_the_prerendered_catalog() {
+        let mut digest = xxhash_rust::xxh3::Xxh3::new();
+        for variant in Variant::ALL {
+            let rendered = Rendered::render(variant);
+            let stored = Rendered::of(variant);
+            assert_eq!(rendered.fragments, stored.fragments, "{variant:?}");
+            assert_eq!(rendered.entries, stored.entries, "{variant:?}");
+            assert_eq!(rendered.category_starts, stored.category_starts);
+            digest.update(rendered.fragments.as_bytes());
+        }
+        assert_eq!(digest.digest(), DIGEST);
+        assert!(Rendered::of(Variant::A).len() > 50_000);
+    }
+
+    /// Without `prerendered` (`cargo test -p noise-filter-core
+    /// --no-default-features`): rendered once, and to the digest's bytes.
+    #[test]
+    #[cfg(not(feature = "prerendered"))]
+    fn catalog_is_rendered_once_at_first_use() {
+        let mut digest = xxhash_rust::xxh3::Xxh3::new();
+        for variant in Variant::ALL {
+            assert!(std::ptr::eq(Rendered::of(variant), Rendered::of(variant)));
+            digest.update(Rendered::of(variant).fragments.as_bytes());
+        }
+        assert_eq!(digest.digest(), DIGEST);
     }
 }
