@@ -19,6 +19,7 @@ mod admin;
 mod floor;
 mod guest;
 mod kv;
+mod probe;
 mod serve;
 mod sqlite;
 
@@ -75,6 +76,10 @@ enum Command {
     /// Serve precomputed response bytes with bare hyper: the benchmark's floor.
     #[command(hide = true)]
     BenchFloor(floor::FloorArgs),
+    /// Time requests through the component in process, against the native
+    /// core: where a request's time goes.
+    #[command(hide = true)]
+    BenchCall(probe::ProbeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -300,6 +305,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 ids.join(", ")
             );
             Ok(())
+        }
+        Command::BenchCall(args) => {
+            let component = args.component.clone().unwrap_or_else(default_component);
+            probe::run(args, component, stores).await
         }
         Command::BenchFloor(_) => unreachable!("handled above"),
     }

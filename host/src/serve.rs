@@ -58,7 +58,9 @@ impl HostWallClock for FixedClock {
     }
 }
 
-struct Server {
+/// What every request is served with: the pre-instantiated component, the
+/// stores, the clock.
+pub(crate) struct Server {
     pre: ProxyPre<Guest>,
     stores: Arc<Stores>,
     clock: Option<FixedClock>,
@@ -203,6 +205,21 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
 }
 
 impl Server {
+    /// A server for `pre` over `stores`; `fixed_time_ms` as in
+    /// [`ServeOptions`].
+    pub(crate) fn new(pre: ProxyPre<Guest>, stores: Stores, fixed_time_ms: Option<u64>) -> Server {
+        Server {
+            pre,
+            stores: Arc::new(stores),
+            clock: fixed_time_ms.map(|ms| FixedClock(Duration::from_millis(ms))),
+        }
+    }
+
+    /// The stores requests are served from.
+    pub(crate) fn stores(&self) -> &Stores {
+        &self.stores
+    }
+
     async fn handle(
         &self,
         request: hyper::Request<hyper::body::Incoming>,
@@ -216,19 +233,34 @@ impl Server {
         }
     }
 
-    async fn call_guest(
-        &self,
-        request: hyper::Request<hyper::body::Incoming>,
-    ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>> {
+    /// The state of one new instance (one request).
+    pub(crate) fn new_store(&self) -> Store<Guest> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stderr();
         if let Some(clock) = self.clock {
             wasi.wall_clock(clock);
         }
-        let mut store = Store::new(
+        Store::new(
             self.pre.engine(),
             Guest::new(wasi.build(), self.stores.clone()),
-        );
+        )
+    }
+
+    /// The compiled, linked component.
+    pub(crate) fn pre(&self) -> &ProxyPre<Guest> {
+        &self.pre
+    }
+
+    /// One request through a fresh instance of the component.
+    pub(crate) async fn call_guest<B>(
+        &self,
+        request: hyper::Request<B>,
+    ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
+        let mut store = self.new_store();
         let (sender, mut receiver) = tokio::sync::oneshot::channel();
         let request = store
             .data_mut()

@@ -1,0 +1,188 @@
+//! `bench-call` (hidden): the per-request cost of the component alone.
+//!
+//! Sends the same authorized `GET` through the exact path `serve` uses
+//! (fresh instance from the pool, the component's `handle`, the response
+//! body collected, the instance dropped) in a loop, with no socket, and
+//! in the same process the core's native `run` for the same request as
+//! the baseline. The load benchmark (`host/benches/load.sh`) says how the
+//! server does; this says where a request's time goes, and is what `perf
+//! record` is pointed at.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use noise_filter_core::{MemoryStore, Request, StoreLabel};
+
+use crate::kv::Stores;
+use wasmtime_wasi_http::WasiHttpView as _;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+
+use crate::serve::Server;
+
+/// Options of `bench-call`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ProbeArgs {
+    /// The component file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) component: Option<PathBuf>,
+    /// Request target.
+    #[arg(long, default_value = "/v1/filters")]
+    target: String,
+    /// Requests per measured round.
+    #[arg(long, default_value_t = 20_000)]
+    requests: u32,
+    /// Measured rounds (alternating component and native core).
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+}
+
+/// Runs the probe and prints one line per round and the median ratio.
+pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> anyhow::Result<()> {
+    let server = Server::new(crate::serve::prepare(&component)?, stores, None);
+    let mut ratios = Vec::new();
+    for round in 1..=args.rounds {
+        // Fresh keys for each round, 500 requests each: every answer is the
+        // full 200, never a 429.
+        let (auths, mut map) = fresh_keys(&server, args.requests.div_ceil(500)).await?;
+        let mut phases = Phases::default();
+        let started = Instant::now();
+        let mut bytes = 0usize;
+        for i in 0..args.requests {
+            let auth = &auths[(i as usize / 500) % auths.len()];
+            let request = hyper::Request::get(format!("http://localhost{}", args.target))
+                .header("authorization", auth)
+                .body(Empty::<Bytes>::new())?;
+            bytes += phases.request(&server, request).await?;
+        }
+        let component = started.elapsed();
+
+        let started = Instant::now();
+        let mut native_bytes = 0usize;
+        for i in 0..args.requests {
+            let auth = &auths[(i as usize / 500) % auths.len()];
+            let headers = [("authorization", auth.as_bytes())];
+            let response = noise_filter_core::run(
+                &Request {
+                    method: "GET",
+                    target: &args.target,
+                    headers: &headers,
+                },
+                crate::admin::now(),
+                &mut map,
+            );
+            native_bytes += response.body.len();
+        }
+        let native = started.elapsed();
+        anyhow::ensure!(
+            bytes == native_bytes,
+            "component and core bodies differ in size"
+        );
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(args.requests);
+        let ratio = per(component) / per(native);
+        println!("  {}", phases.report(args.requests));
+        println!(
+            "round {round}: component {:.1} µs/request, native core {:.1} µs/request ({ratio:.1}×), {} bytes each",
+            per(component),
+            per(native),
+            bytes / args.requests as usize
+        );
+        ratios.push(ratio);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "median: component / native core = {:.1}×",
+        ratios[ratios.len() / 2]
+    );
+    Ok(())
+}
+
+/// Creates `count` keys in the server's store; returns their
+/// `Authorization` values and a map holding the same key records for the
+/// native baseline.
+async fn fresh_keys(server: &Server, count: u32) -> anyhow::Result<(Vec<String>, MemoryStore)> {
+    let mut auths = Vec::new();
+    let mut map = MemoryStore::new();
+    for _ in 0..count.max(1) {
+        let key = crate::admin::create_key(&server.stores().default, "probe", "probe").await?;
+        let record_key = noise_filter_core::store::key_record_key(&key.hash());
+        let record = server
+            .stores()
+            .default
+            .get("default", &record_key)
+            .await?
+            .context("key record just written")?;
+        map.set(StoreLabel::Default, &record_key, record);
+        auths.push(format!("Bearer {}", key.expose()));
+    }
+    Ok((auths, map))
+}
+
+/// Time spent in each phase of a request, summed over a round.
+#[derive(Debug, Default)]
+struct Phases {
+    /// Store and WASI context made, request and out-param handed over.
+    setup: Duration,
+    /// `instantiate_async` from the pre-instantiated component.
+    instantiate: Duration,
+    /// The component's `handle`, key-value calls included.
+    handle: Duration,
+    /// The response taken and its body collected.
+    collect: Duration,
+    /// The store dropped: the instance's memory reset for the pool.
+    teardown: Duration,
+}
+
+impl Phases {
+    /// One request, phase by phase, as `Server::call_guest` does it (the
+    /// guest here always finishes before the body is read); returns the
+    /// body's length.
+    async fn request(
+        &mut self,
+        server: &Server,
+        request: hyper::Request<Empty<Bytes>>,
+    ) -> anyhow::Result<usize> {
+        let t0 = Instant::now();
+        let mut store = server.new_store();
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let request = store
+            .data_mut()
+            .http()
+            .new_incoming_request(Scheme::Http, request)?;
+        let out = store.data_mut().http().new_response_outparam(sender)?;
+        let t1 = Instant::now();
+        let proxy = server.pre().instantiate_async(&mut store).await?;
+        let t2 = Instant::now();
+        proxy
+            .wasi_http_incoming_handler()
+            .call_handle(&mut store, request, out)
+            .await?;
+        let t3 = Instant::now();
+        let response = receiver.await?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        anyhow::ensure!(response.status() == 200, "status {}", response.status());
+        let body = response.into_body().collect().await?.to_bytes();
+        let t4 = Instant::now();
+        drop(store);
+        let t5 = Instant::now();
+        self.setup += t1 - t0;
+        self.instantiate += t2 - t1;
+        self.handle += t3 - t2;
+        self.collect += t4 - t3;
+        self.teardown += t5 - t4;
+        Ok(body.len())
+    }
+
+    fn report(&self, requests: u32) -> String {
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(requests);
+        format!(
+            "setup {:.1} µs, instantiate {:.1} µs, handle {:.1} µs, collect {:.1} µs, teardown {:.1} µs",
+            per(self.setup),
+            per(self.instantiate),
+            per(self.handle),
+            per(self.collect),
+            per(self.teardown)
+        )
+    }
+}
