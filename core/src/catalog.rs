@@ -75,6 +75,8 @@ impl Rendered {
     }
 
     /// Renders `variant` from [`patterns`], as `build.rs` pre-renders it.
+    /// (With `prerendered`: only the test that compares the two.)
+    #[cfg_attr(feature = "prerendered", allow(dead_code))]
     pub(crate) fn render(variant: Variant) -> Rendered {
         let listed: Vec<crate::wire::Listed<'_>> = PATTERNS
             .iter()

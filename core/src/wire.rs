@@ -29,6 +29,7 @@ pub struct PatternB<'a> {
 }
 
 /// One catalog pattern as [`render_catalog`] takes it.
+#[cfg_attr(feature = "prerendered", allow(dead_code))]
 #[derive(Debug, Clone, Copy)]
 pub struct Listed<'a> {
     pub id: &'a str,
@@ -47,6 +48,7 @@ pub struct Listed<'a> {
 /// the variant's category spellings. `build.rs` pre-renders with this, and
 /// without the `prerendered` feature the core renders with it at first use:
 /// the same function, so the same bytes.
+#[cfg_attr(feature = "prerendered", allow(dead_code))]
 pub fn render_catalog(
     variant_a: bool,
     names: &[&str; 6],
