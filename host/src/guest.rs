@@ -9,7 +9,8 @@ use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::kv::{Backend, KvError, Stores};
+use crate::kv::{Backend, KvError, KvResult, Stores};
+use crate::sqlite::Snapshot;
 
 wasmtime::component::bindgen!({
     path: "wit",
@@ -32,6 +33,29 @@ pub struct OpenLabel {
     name: &'static str,
 }
 
+const DEFAULT: OpenLabel = OpenLabel { name: "default" };
+const RATE: OpenLabel = OpenLabel { name: "rate" };
+
+impl OpenLabel {
+    /// Index of the label in per-label arrays.
+    fn slot(self) -> usize {
+        usize::from(self.name != "default")
+    }
+}
+
+trait BackendOf {
+    fn backend(&self, label: OpenLabel) -> &Backend;
+}
+
+impl BackendOf for Stores {
+    fn backend(&self, label: OpenLabel) -> &Backend {
+        match label.name {
+            "default" => &self.default,
+            _ => &self.rate,
+        }
+    }
+}
+
 /// A compare-and-swap in progress: the value the guest saw.
 #[allow(unreachable_pub)]
 #[derive(Debug)]
@@ -47,6 +71,17 @@ pub(crate) struct Guest {
     http: WasiHttpCtx,
     table: ResourceTable,
     stores: Arc<Stores>,
+    /// Per label (`default`, `rate`): this request's read snapshot, when
+    /// the label is on SQLite and has been read and not written since.
+    snapshots: [Option<Snapshot>; 2],
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        for label in [DEFAULT, RATE] {
+            self.end_snapshot(label);
+        }
+    }
 }
 
 impl std::fmt::Debug for Guest {
@@ -63,21 +98,55 @@ impl Guest {
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             stores,
+            snapshots: [None, None],
         }
     }
 
     fn open_label(&self, name: &str) -> Option<OpenLabel> {
         self.stores.label(name)?;
         // Only the two labels of spin.toml exist; keep a static name.
-        let name = if name == "default" { "default" } else { "rate" };
-        Some(OpenLabel { name })
+        Some(if name == "default" { DEFAULT } else { RATE })
     }
 
     fn backend(&self, label: OpenLabel) -> &Backend {
-        match label.name {
-            "default" => &self.stores.default,
-            _ => &self.stores.rate,
+        self.stores.backend(label)
+    }
+
+    /// Reads `key` of `label`. On SQLite, through the request's snapshot
+    /// of the label (opened by the first read): a request's reads see one
+    /// state of the store and take the file's read lock once. Other stores
+    /// read directly.
+    async fn read(&mut self, label: OpenLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
+        let slot = label.slot();
+        let stores = self.stores.clone();
+        let Backend::Sqlite(sqlite) = stores.backend(label) else {
+            return stores.backend(label).get(label.name, key).await;
+        };
+        if self.snapshots[slot].is_none() {
+            self.snapshots[slot] = Some(sqlite.snapshot()?);
         }
+        match &self.snapshots[slot] {
+            Some(snapshot) => snapshot.get(label.name, key),
+            None => sqlite.get(label.name, key),
+        }
+    }
+
+    /// Before a write to `label` (or a compare-and-swap's read): ends the
+    /// label's snapshot, so that what follows sees the store as it is now,
+    /// this request's own writes included.
+    fn end_snapshot(&mut self, label: OpenLabel) {
+        if let Some(snapshot) = self.snapshots[label.slot()].take()
+            && let Backend::Sqlite(sqlite) = self.stores.backend(label)
+        {
+            sqlite.end_snapshot(snapshot);
+        }
+    }
+
+    /// The backend of `label`, for a write: the label's snapshot is ended
+    /// first.
+    fn writer(&mut self, label: OpenLabel) -> &Backend {
+        self.end_snapshot(label);
+        self.backend(label)
     }
 
     fn label_of<T: AsLabel + 'static>(&self, handle: &Resource<T>) -> wasmtime::Result<OpenLabel> {
@@ -149,8 +218,7 @@ impl spin_kv::HostStore for Guest {
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, spin_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
-            .get(label.name, &key)
+            .read(label, &key)
             .await
             .map_err(|e| spin_kv::Error::Other(log(&e))))
     }
@@ -163,7 +231,7 @@ impl spin_kv::HostStore for Guest {
     ) -> wasmtime::Result<Result<(), spin_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
+            .writer(label)
             .set(label.name, &key, &value)
             .await
             .map_err(|e| spin_kv::Error::Other(log(&e))))
@@ -176,7 +244,7 @@ impl spin_kv::HostStore for Guest {
     ) -> wasmtime::Result<Result<(), spin_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
+            .writer(label)
             .delete(label.name, &key)
             .await
             .map_err(|e| spin_kv::Error::Other(log(&e))))
@@ -189,9 +257,9 @@ impl spin_kv::HostStore for Guest {
     ) -> wasmtime::Result<Result<bool, spin_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
-            .exists(label.name, &key)
+            .read(label, &key)
             .await
+            .map(|value| value.is_some())
             .map_err(|e| spin_kv::Error::Other(log(&e))))
     }
 
@@ -238,11 +306,7 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(self
-            .backend(label)
-            .get(label.name, &key)
-            .await
-            .map_err(|e| wasi_error(&e)))
+        Ok(self.read(label, &key).await.map_err(|e| wasi_error(&e)))
     }
 
     async fn set(
@@ -253,7 +317,7 @@ impl wasi_kv::HostBucket for Guest {
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
+            .writer(label)
             .set(label.name, &key, &value)
             .await
             .map_err(|e| wasi_error(&e)))
@@ -266,7 +330,7 @@ impl wasi_kv::HostBucket for Guest {
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
+            .writer(label)
             .delete(label.name, &key)
             .await
             .map_err(|e| wasi_error(&e)))
@@ -279,9 +343,9 @@ impl wasi_kv::HostBucket for Guest {
     ) -> wasmtime::Result<Result<bool, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
         Ok(self
-            .backend(label)
-            .exists(label.name, &key)
+            .read(label, &key)
             .await
+            .map(|value| value.is_some())
             .map_err(|e| wasi_error(&e)))
     }
 
@@ -316,7 +380,7 @@ impl atomics::Host for Guest {
     ) -> wasmtime::Result<Result<i64, wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
         Ok(self
-            .backend(label)
+            .writer(label)
             .increment(label.name, &key, delta)
             .await
             .map_err(|e| wasi_error(&e)))
@@ -359,7 +423,7 @@ impl atomics::HostCas for Guest {
         key: String,
     ) -> wasmtime::Result<Result<Resource<Cas>, wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
-        let seen = match self.backend(label).get(label.name, &key).await {
+        let seen = match self.writer(label).get(label.name, &key).await {
             Ok(seen) => seen,
             Err(e) => return Ok(Err(wasi_error(&e))),
         };
@@ -390,7 +454,7 @@ impl batch::Host for Guest {
         let label = self.label_of(&bucket)?;
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
-            match self.backend(label).get(label.name, &key).await {
+            match self.read(label, &key).await {
                 Ok(value) => out.push((key, value)),
                 Err(e) => return Ok(Err(wasi_error(&e))),
             }
@@ -405,7 +469,7 @@ impl batch::Host for Guest {
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
         for (key, value) in key_values {
-            if let Err(e) = self.backend(label).set(label.name, &key, &value).await {
+            if let Err(e) = self.writer(label).set(label.name, &key, &value).await {
                 return Ok(Err(wasi_error(&e)));
             }
         }
@@ -419,7 +483,7 @@ impl batch::Host for Guest {
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
         for key in keys {
-            if let Err(e) = self.backend(label).delete(label.name, &key).await {
+            if let Err(e) = self.writer(label).delete(label.name, &key).await {
                 return Ok(Err(wasi_error(&e)));
             }
         }

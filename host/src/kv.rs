@@ -82,11 +82,6 @@ impl Backend {
         }
     }
 
-    /// Whether a key is present.
-    pub(crate) async fn exists(&self, label: &str, key: &str) -> KvResult<bool> {
-        Ok(self.get(label, key).await?.is_some())
-    }
-
     /// The keys of `label` starting with `prefix`, sorted.
     pub(crate) async fn keys(&self, label: &str, prefix: &str) -> KvResult<Vec<String>> {
         match self {

@@ -109,28 +109,53 @@ impl SqliteStore {
             .push(conn);
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> KvResult<T> {
+    /// An idle connection, or a new one.
+    fn checkout(&self) -> KvResult<Connection> {
         let idle = self
             .idle
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => self.connect()?,
-        };
+        match idle {
+            Some(conn) => Ok(conn),
+            None => self.connect(),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> KvResult<T> {
+        let conn = self.checkout()?;
         let result = f(&conn).map_err(sql_error);
         self.release(conn);
         result
     }
 
+    /// Opens a read snapshot: a connection in a deferred transaction, whose
+    /// first read takes the file's read lock and whose later reads reuse it.
+    pub(crate) fn snapshot(&self) -> KvResult<Snapshot> {
+        let conn = self.checkout()?;
+        conn.prepare_cached("BEGIN")
+            .and_then(|mut begin| begin.execute([]))
+            .map_err(sql_error)?;
+        Ok(Snapshot { conn })
+    }
+
+    /// Ends a snapshot (a read-only transaction: its end only releases the
+    /// read lock) and returns the connection to the pool. A connection whose
+    /// transaction cannot be ended is closed instead of reused.
+    pub(crate) fn end_snapshot(&self, snapshot: Snapshot) {
+        let ended = snapshot
+            .conn
+            .prepare_cached("COMMIT")
+            .and_then(|mut commit| commit.execute([]));
+        match ended {
+            Ok(_) => self.release(snapshot.conn),
+            Err(e) => eprintln!("sqlite: ending a read snapshot failed ({e}); connection closed"),
+        }
+    }
+
     /// Reads a value.
     pub(crate) fn get(&self, label: &str, key: &str) -> KvResult<Option<Vec<u8>>> {
-        self.with(|c| {
-            c.prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?
-                .query_row(params![label, key], |row| row.get(0))
-                .optional()
-        })
+        self.with(|c| read(c, label, key))
     }
 
     /// Writes a value.
@@ -204,6 +229,33 @@ impl SqliteStore {
                 .execute(params![label, key, old, new]),
         })?;
         Ok(changed == 1)
+    }
+}
+
+/// The one read statement, on any connection.
+fn read(conn: &Connection, label: &str, key: &str) -> rusqlite::Result<Option<Vec<u8>>> {
+    conn.prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?
+        .query_row(params![label, key], |row| row.get(0))
+        .optional()
+}
+
+/// A read snapshot of the file ([`SqliteStore::snapshot`]): every read sees
+/// the file as of the first one. One request's reads of a label go through
+/// one snapshot, so they see one state of the store (a key record and the
+/// patterns of its account from the same moment) and pay for the file's
+/// read lock once (two `fcntl` calls and the WAL-index checks per
+/// transaction otherwise). It must be ended with
+/// [`SqliteStore::end_snapshot`]: a snapshot held open keeps a WAL checkpoint
+/// from passing it.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    conn: Connection,
+}
+
+impl Snapshot {
+    /// Reads a value as of the snapshot.
+    pub(crate) fn get(&self, label: &str, key: &str) -> KvResult<Option<Vec<u8>>> {
+        read(&self.conn, label, key).map_err(sql_error)
     }
 }
 
@@ -304,5 +356,37 @@ mod tests {
                 .unwrap()
         );
         assert_eq!(store.get("default", "k").unwrap(), Some(b"b".to_vec()));
+    }
+
+    #[test]
+    fn a_snapshot_reads_one_state_and_its_end_shows_the_latest() {
+        let store = SqliteStore::open(&temp_file("snapshot")).unwrap();
+        store.set("default", "key/a", b"live").unwrap();
+        let snapshot = store.snapshot().unwrap();
+        assert_eq!(
+            snapshot.get("default", "key/a").unwrap(),
+            Some(b"live".to_vec())
+        );
+        // Another writer (the admin tool) changes the store meanwhile.
+        store.set("default", "key/a", b"revoked").unwrap();
+        store.set("default", "patterns/a", b"[]").unwrap();
+        assert_eq!(
+            snapshot.get("default", "key/a").unwrap(),
+            Some(b"live".to_vec()),
+            "one request sees one state"
+        );
+        assert_eq!(snapshot.get("default", "patterns/a").unwrap(), None);
+        store.end_snapshot(snapshot);
+        // The next request sees the change, on the pooled connection too.
+        let next = store.snapshot().unwrap();
+        assert_eq!(
+            next.get("default", "key/a").unwrap(),
+            Some(b"revoked".to_vec())
+        );
+        store.end_snapshot(next);
+        assert_eq!(
+            store.get("default", "patterns/a").unwrap(),
+            Some(b"[]".to_vec())
+        );
     }
 }
