@@ -51,7 +51,7 @@ pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> 
         let started = Instant::now();
         let mut bytes = 0usize;
         for i in 0..args.requests {
-            let auth = &auths[(i as usize / 500) % auths.len()];
+            let auth = &auths[i as usize % auths.len()];
             let request = hyper::Request::get(format!("http://localhost{}", args.target))
                 .header("authorization", auth)
                 .body(Empty::<Bytes>::new())?;
@@ -62,7 +62,7 @@ pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> 
         let started = Instant::now();
         let mut native_bytes = 0usize;
         for i in 0..args.requests {
-            let auth = &auths[(i as usize / 500) % auths.len()];
+            let auth = &auths[i as usize % auths.len()];
             let headers = [("authorization", auth.as_bytes())];
             let response = noise_filter_core::run(
                 &Request {

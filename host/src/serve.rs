@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{
@@ -22,7 +23,6 @@ use wasmtime::{
 };
 use wasmtime_wasi::{HostWallClock, WasiCtx};
 use wasmtime_wasi_http::WasiHttpView;
-use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
@@ -194,6 +194,9 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
             });
             if let Err(e) = http1::Builder::new()
                 .keep_alive(true)
+                // hyper-util's TokioIo passes vectored writes through, so
+                // hyper sends head and body with one writev instead of
+                // first copying the ~90 KB body into its own buffer.
                 .serve_connection(TokioIo::new(socket), service)
                 .await
                 && !e.is_incomplete_message()
