@@ -9,9 +9,12 @@
 //! (`wire::render_catalog`): the same bytes, and the same [`DIGEST`] (computed
 //! by `build.rs` in both cases).
 
+#[cfg(feature = "endpoint")]
 use std::borrow::Cow;
 
-use crate::pattern::{Category, Kind, Variant};
+#[cfg(feature = "endpoint")]
+use crate::pattern::Variant;
+use crate::pattern::{Category, Kind};
 
 /// One built-in pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,13 +29,16 @@ pub struct BuiltinPattern {
     pub category: Category,
     /// Share of matched events that are noise, 0 to 1 (docs/CATALOG.md).
     pub confidence: f64,
-    /// Where the fact comes from.
+    /// Where the fact comes from (only with the `endpoint` feature: the
+    /// matcher does not report it).
+    #[cfg(feature = "endpoint")]
     pub source: &'static str,
     /// For a regex: its Rust spelling, translated at build time.
     pub rust_regex: Option<&'static str>,
 }
 
 /// One variant's patterns pre-rendered as JSON.
+#[cfg(feature = "endpoint")]
 #[derive(Debug)]
 pub(crate) struct Rendered {
     /// Each listed pattern's JSON object followed by a comma, in catalog order.
@@ -46,8 +52,40 @@ pub(crate) struct Rendered {
 include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
 /// The catalog compiled into this build.
+#[cfg(feature = "endpoint")]
 pub fn patterns() -> &'static [BuiltinPattern] {
     &PATTERNS
+}
+
+/// The catalog compiled into this build: without `endpoint` (the npm
+/// matcher-only wasm) it is packed by `build.rs` (no sources, no
+/// per-pattern pointers) and unpacked here once, to the same ids, texts,
+/// kinds, categories, confidences (bit for bit) and Rust regexes.
+#[cfg(not(feature = "endpoint"))]
+pub fn patterns() -> &'static [BuiltinPattern] {
+    static UNPACKED: std::sync::OnceLock<Vec<BuiltinPattern>> = std::sync::OnceLock::new();
+    UNPACKED.get_or_init(|| {
+        let mut parts = PACKED_TEXT.split('\0');
+        let mut next = move || parts.next().unwrap_or_default();
+        PACKED_META
+            .iter()
+            .map(|&(tag, percent)| {
+                let (id, pattern, rust) = (next(), next(), next());
+                BuiltinPattern {
+                    id,
+                    pattern,
+                    kind: if tag & 8 == 0 {
+                        Kind::String
+                    } else {
+                        Kind::Regex
+                    },
+                    category: Category::ALL[usize::from(tag & 7) % 6],
+                    confidence: f64::from(percent) / 100.0,
+                    rust_regex: (!rust.is_empty()).then_some(rust),
+                }
+            })
+            .collect()
+    })
 }
 
 /// The catalog's release date (UTC, `YYYY-MM-DD`).
@@ -55,6 +93,7 @@ pub fn release() -> &'static str {
     RELEASE
 }
 
+#[cfg(feature = "endpoint")]
 impl Rendered {
     #[cfg(feature = "prerendered")]
     pub(crate) fn of(variant: Variant) -> &'static Rendered {
@@ -131,7 +170,7 @@ impl Rendered {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "endpoint"))]
 mod tests {
     use super::*;
 

@@ -93,17 +93,7 @@ fn default_kind() -> Kind {
     Kind::String
 }
 
-/// Why a custom pattern was refused. Shown to the person adding it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidPattern(pub String);
-
-impl std::fmt::Display for InvalidPattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InvalidPattern {}
+pub use crate::pattern::InvalidPattern;
 
 fn invalid<T>(msg: impl Into<String>) -> Result<T, InvalidPattern> {
     Err(InvalidPattern(msg.into()))

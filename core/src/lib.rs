@@ -34,32 +34,46 @@
 //! assert!(response.body.starts_with(br#"{"patterns":[{"id":"#));
 //! ```
 
+#[cfg(feature = "endpoint")]
 pub mod auth;
 pub mod catalog;
+#[cfg(feature = "endpoint")]
 pub mod custom;
+#[cfg(feature = "endpoint")]
 pub mod error;
+#[cfg(feature = "endpoint")]
 pub mod exchange;
+#[cfg(feature = "endpoint")]
 pub mod http;
 pub mod matcher;
+#[cfg(feature = "endpoint")]
 pub mod memory;
+#[cfg(feature = "endpoint")]
 pub mod params;
 pub mod pattern;
+#[cfg(feature = "endpoint")]
 pub mod rate;
+#[cfg(feature = "endpoint")]
 pub mod shape;
+#[cfg(feature = "endpoint")]
 pub mod store;
 pub mod syntax;
+#[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)]
 mod wire;
 
-pub use auth::{ApiKey, KeyHash};
 pub use catalog::BuiltinPattern;
-pub use custom::{CustomPattern, CustomPatterns, InvalidPattern, NewPattern};
-pub use error::{ParamError, Rejection};
-pub use exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run};
-pub use http::{Request, Response};
 pub use matcher::{Event, Field, Match, Matcher, MatcherPattern, Verdict};
-pub use memory::MemoryStore;
-pub use params::Filter;
-pub use pattern::{Category, Kind, Variant};
-pub use rate::{RateWindow, UnixMillis};
-pub use store::{AccountId, KeyRecord, StoreLabel};
+pub use pattern::{Category, InvalidPattern, Kind, Variant};
+#[cfg(feature = "endpoint")]
+pub use {
+    auth::{ApiKey, KeyHash},
+    custom::{CustomPattern, CustomPatterns, NewPattern},
+    error::{ParamError, Rejection},
+    exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
+    http::{Request, Response},
+    memory::MemoryStore,
+    params::Filter,
+    rate::{RateWindow, UnixMillis},
+    store::{AccountId, KeyRecord, StoreLabel},
+};

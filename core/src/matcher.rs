@@ -22,8 +22,9 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, BuiltinPattern};
-use crate::custom::{CustomPattern, InvalidPattern};
-use crate::pattern::{Kind, Variant};
+#[cfg(feature = "endpoint")]
+use crate::custom::CustomPattern;
+use crate::pattern::{InvalidPattern, Kind, Variant};
 use crate::syntax;
 
 /// One pattern as the matcher takes it: from the catalog, an account's
@@ -64,6 +65,7 @@ impl From<&BuiltinPattern> for MatcherPattern {
     }
 }
 
+#[cfg(feature = "endpoint")]
 impl From<&CustomPattern> for MatcherPattern {
     fn from(p: &CustomPattern) -> Self {
         MatcherPattern {

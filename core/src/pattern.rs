@@ -113,3 +113,16 @@ impl Kind {
         }
     }
 }
+
+/// Why a pattern was refused (a custom pattern being added, or a pattern
+/// handed to the matcher). Shown to the person who gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidPattern(pub String);
+
+impl std::fmt::Display for InvalidPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidPattern {}

@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! Authentication: every row of PRODUCT.md's table, one named test each.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 

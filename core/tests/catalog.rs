@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! The built-in catalog: size, coverage, validity and safety.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 

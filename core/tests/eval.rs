@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! The catalog against the labelled evaluation set: recall on real noise and
 //! false positives on real application errors, at the default threshold.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping

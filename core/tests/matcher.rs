@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! The matcher: semantics, attribution, response bodies, custom patterns, and
 //! equality with the naive loop a user would write.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping

@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! `docs/openapi.json` agrees with the core.
 //!
 //! The document is compiled in (`include_str!`), so this also runs under wasm.

@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! Properties over arbitrary input: no request panics, every refusal is a
 //! well-formed `{"error": ...}` with a 4xx (5xx only when the store fails),
 //! and custom-pattern validation never panics.

@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! The rate limit with a fixed clock and an in-memory store.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 

@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! Paths, methods, CORS and HEAD, and the order of checks.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 

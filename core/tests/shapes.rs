@@ -1,3 +1,5 @@
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
 //! Snapshots of the exact bytes of each response shape, so a change of field
 //! order, spelling or header is a visible diff (`cargo insta review`, or
 //! `INSTA_UPDATE=always cargo test` then read the diff).
