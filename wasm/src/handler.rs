@@ -1,0 +1,362 @@
+//! The main entry's part of the binding (feature `handler`, default): the
+//! endpoint ([`Exchange`]), the store helpers, and the matcher constructors
+//! that read patterns with serde (`fromResponse`, `fromPatterns`,
+//! `withPatterns`, `patterns`), as `noise-filter` has always had them. The
+//! matcher-only wasm (`noise-filter/matcher`) is built without it.
+
+use noise_filter_core::{
+    AccountId, ApiKey, CustomPatterns, KeyRecord, Matcher, MatcherPattern, NewPattern, Request,
+    Response, Step, StoreError, StoreLabel, UnixMillis, auth::KeyHash, handle, store,
+};
+use wasm_bindgen::prelude::*;
+
+use crate::{JsMatcher, error};
+
+/// The `createHandler` options naming each store, as [`Exchange::store`]
+/// reports them.
+const KEYS: &str = "keys";
+const CUSTOM_PATTERNS: &str = "customPatterns";
+const RATE_LIMIT_STORE: &str = "rateLimitStore";
+
+/// One request in flight: the pending [`Step`] of the core.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Exchange {
+    step: Option<Step>,
+}
+
+#[wasm_bindgen]
+impl Exchange {
+    /// Starts handling a request received at `now` (Unix milliseconds).
+    /// `headers` is flat (`name, value, name, value, …`); each value is a
+    /// fetch `ByteString` (one character per byte) and goes to the core as
+    /// those bytes.
+    #[wasm_bindgen(constructor)]
+    pub fn new(method: &str, target: &str, headers: Vec<String>, now: f64) -> Exchange {
+        let values: Vec<Vec<u8>> = headers
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|v| byte_string(v))
+            .collect();
+        let pairs: Vec<(&str, &[u8])> = headers
+            .iter()
+            .step_by(2)
+            .zip(&values)
+            .map(|(name, value)| (name.as_str(), value.as_slice()))
+            .collect();
+        let request = Request {
+            method,
+            target,
+            headers: &pairs,
+        };
+        Exchange {
+            step: Some(handle(&request, millis(now))),
+        }
+    }
+
+    /// What the shell does next: `"get"`, `"increment"`, `"delete"` or
+    /// `"respond"`.
+    #[wasm_bindgen(getter)]
+    pub fn action(&self) -> String {
+        match &self.step {
+            Some(Step::Get(_)) => "get",
+            Some(Step::Increment(_)) => "increment",
+            Some(Step::Delete(_)) => "delete",
+            Some(Step::Respond(_)) | None => "respond",
+        }
+        .into()
+    }
+
+    /// The `createHandler` option whose store holds [`Exchange::key`]:
+    /// `"keys"` (key records), `"customPatterns"` (an account's patterns) or
+    /// `"rateLimitStore"` (counters).
+    #[wasm_bindgen(getter)]
+    pub fn store(&self) -> String {
+        let (label, key) = match &self.step {
+            Some(Step::Get(s)) => (s.store, s.key.as_str()),
+            Some(Step::Increment(s)) => (s.store, s.key.as_str()),
+            Some(Step::Delete(s)) => (s.store, s.key.as_str()),
+            Some(Step::Respond(_)) | None => return String::new(),
+        };
+        match label {
+            StoreLabel::Rate => RATE_LIMIT_STORE,
+            StoreLabel::Default if key.starts_with(store::ACCOUNT_PREFIX) => CUSTOM_PATTERNS,
+            StoreLabel::Default => KEYS,
+        }
+        .into()
+    }
+
+    /// The store key the pending step reads, adds to or deletes.
+    #[wasm_bindgen(getter)]
+    pub fn key(&self) -> String {
+        match &self.step {
+            Some(Step::Get(s)) => s.key.clone(),
+            Some(Step::Increment(s)) => s.key.clone(),
+            Some(Step::Delete(s)) => s.key.clone(),
+            Some(Step::Respond(_)) | None => String::new(),
+        }
+    }
+
+    /// What an `"increment"` adds (1 to count, −1 to refund).
+    #[wasm_bindgen(getter)]
+    pub fn delta(&self) -> f64 {
+        match &self.step {
+            Some(Step::Increment(s)) => s.delta as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// Resumes a `"get"` with the value read (`undefined`: absent).
+    #[wasm_bindgen(js_name = resumeGet)]
+    pub fn resume_get(&mut self, value: Option<Vec<u8>>) -> Result<(), JsError> {
+        let next = match self.step.take() {
+            Some(Step::Get(get)) => get.resume(Ok(value)),
+            other => return self.wrong_step(other, "get"),
+        };
+        self.step = Some(next);
+        Ok(())
+    }
+
+    /// Resumes an `"increment"` with the counter's new value.
+    #[wasm_bindgen(js_name = resumeIncrement)]
+    pub fn resume_increment(&mut self, value: f64) -> Result<(), JsError> {
+        let next = match self.step.take() {
+            Some(Step::Increment(inc)) => inc.resume(Ok(value as i64)),
+            other => return self.wrong_step(other, "increment"),
+        };
+        self.step = Some(next);
+        Ok(())
+    }
+
+    /// Resumes a `"delete"`.
+    #[wasm_bindgen(js_name = resumeDelete)]
+    pub fn resume_delete(&mut self) -> Result<(), JsError> {
+        let next = match self.step.take() {
+            Some(Step::Delete(del)) => del.resume(Ok(())),
+            other => return self.wrong_step(other, "delete"),
+        };
+        self.step = Some(next);
+        Ok(())
+    }
+
+    /// Resumes the pending step with a store failure (the call threw).
+    pub fn fail(&mut self) -> Result<(), JsError> {
+        self.step = Some(match self.step.take() {
+            Some(Step::Get(get)) => get.resume(Err(StoreError)),
+            Some(Step::Increment(inc)) => inc.resume(Err(StoreError)),
+            Some(Step::Delete(del)) => del.resume(Err(StoreError)),
+            other => return self.wrong_step(other, "store"),
+        });
+        Ok(())
+    }
+
+    /// The response's status (once `action` is `"respond"`).
+    #[wasm_bindgen(getter)]
+    pub fn status(&self) -> u16 {
+        self.response().map_or(0, |r| r.status)
+    }
+
+    /// The response's headers, flat (`name, value, …`), lowercase names in
+    /// the core's order.
+    #[wasm_bindgen(getter)]
+    pub fn headers(&self) -> Vec<String> {
+        self.response().map_or_else(Vec::new, |r| {
+            r.headers
+                .iter()
+                .flat_map(|(n, v)| [(*n).to_owned(), v.clone()])
+                .collect()
+        })
+    }
+
+    /// The response's body (empty for HEAD, 204 and 304).
+    #[wasm_bindgen(getter)]
+    pub fn body(&self) -> Vec<u8> {
+        self.response().map_or_else(Vec::new, |r| r.body.clone())
+    }
+}
+
+impl Exchange {
+    fn response(&self) -> Option<&Response> {
+        match &self.step {
+            Some(Step::Respond(response)) => Some(response),
+            _ => None,
+        }
+    }
+
+    fn wrong_step(&mut self, step: Option<Step>, resumed: &str) -> Result<(), JsError> {
+        self.step = step;
+        Err(JsError::new(&format!(
+            "cannot resume a {resumed} step: the pending step is {}",
+            self.action()
+        )))
+    }
+}
+
+/// A fetch `ByteString` as bytes: each character below U+0100 is one byte;
+/// anything else (which `Headers` never yields) is UTF-8.
+fn byte_string(value: &str) -> Vec<u8> {
+    if value.chars().all(|c| u32::from(c) < 0x100) {
+        value.chars().map(|c| u32::from(c) as u8).collect()
+    } else {
+        value.as_bytes().to_vec()
+    }
+}
+
+/// Unix milliseconds from a JavaScript number (negative or NaN: 0).
+fn millis(now: f64) -> UnixMillis {
+    UnixMillis(now as u64)
+}
+
+/// Makes a new API key from 24 random bytes the caller took from a CSPRNG.
+/// Returns `[key, storeKey, record]`: the key to show once, and the record
+/// (JSON) to store under `storeKey` in the `keys` store.
+#[wasm_bindgen(js_name = newKey)]
+pub fn new_key(
+    random: &[u8],
+    account: &str,
+    label: &str,
+    now: f64,
+) -> Result<Vec<String>, JsError> {
+    let random =
+        <[u8; noise_filter_core::auth::KEY_RANDOM_BYTES]>::try_from(random).map_err(|_| {
+            error(format!(
+                "a key needs exactly {} random bytes, got {}",
+                noise_filter_core::auth::KEY_RANDOM_BYTES,
+                random.len()
+            ))
+        })?;
+    let account = AccountId::new(account).map_err(error)?;
+    let key = ApiKey::from_random(random);
+    let record = KeyRecord::new(account, label, millis(now)).to_json();
+    Ok(vec![
+        key.expose().to_owned(),
+        store::key_record_key(&key.hash()),
+        utf8(record),
+    ])
+}
+
+/// The `keys` store key of the record of `key` (to revoke it).
+#[wasm_bindgen(js_name = keyStoreKey)]
+pub fn key_store_key(key: &str) -> String {
+    store::key_record_key(&KeyHash::of(key))
+}
+
+/// A stored key record, revoked at `now`.
+#[wasm_bindgen(js_name = revokeKeyRecord)]
+pub fn revoke_key_record(record: &str, now: f64) -> Result<String, JsError> {
+    let mut record =
+        KeyRecord::from_json(record.as_bytes()).ok_or_else(|| error("not a key record"))?;
+    record.revoke(millis(now));
+    Ok(utf8(record.to_json()))
+}
+
+/// The account a stored key record belongs to.
+#[wasm_bindgen(js_name = keyRecordAccount)]
+pub fn key_record_account(record: &str) -> Result<String, JsError> {
+    let record =
+        KeyRecord::from_json(record.as_bytes()).ok_or_else(|| error("not a key record"))?;
+    Ok(record.account.as_str().to_owned())
+}
+
+/// The `customPatterns` store key of an account's patterns.
+#[wasm_bindgen(js_name = customPatternsKey)]
+pub fn custom_patterns_key(account: &str) -> Result<String, JsError> {
+    Ok(store::custom_patterns_key(
+        &AccountId::new(account).map_err(error)?,
+    ))
+}
+
+/// Adds `patterns` (an array of `{pattern, type?, id?, category?,
+/// confidence?, source?}`) to an account's stored document (`undefined`:
+/// none yet), all or none. Returns `[document, id, id, …]`; throws the
+/// core's explanation when a pattern is refused.
+#[wasm_bindgen(js_name = addCustomPatterns)]
+pub fn add_custom_patterns(
+    document: Option<String>,
+    patterns: JsValue,
+    now: f64,
+) -> Result<Vec<String>, JsError> {
+    let news: Vec<NewPattern> = serde_wasm_bindgen::from_value(patterns)
+        .map_err(|e| error(format!("invalid pattern: {e}")))?;
+    let mut doc = read_patterns(document.as_deref())?;
+    let ids = doc.add_all(news, millis(now)).map_err(error)?;
+    Ok(std::iter::once(utf8(doc.encode())).chain(ids).collect())
+}
+
+/// Removes pattern `id` from a stored document; `undefined` when it was not
+/// there.
+#[wasm_bindgen(js_name = removeCustomPattern)]
+pub fn remove_custom_pattern(
+    document: Option<String>,
+    id: &str,
+    now: f64,
+) -> Result<Option<String>, JsError> {
+    let mut doc = read_patterns(document.as_deref())?;
+    Ok(doc.remove(id, millis(now)).then(|| utf8(doc.encode())))
+}
+
+/// The patterns of a stored document as the service lists them in
+/// Variant A (`category` `custom` when the account gave none).
+#[wasm_bindgen(js_name = listCustomPatterns)]
+pub fn list_custom_patterns(document: Option<String>) -> Result<JsValue, JsError> {
+    let doc = read_patterns(document.as_deref())?;
+    let listed: Vec<MatcherPattern> = doc.patterns.iter().map(MatcherPattern::from).collect();
+    to_js(&listed)
+}
+
+fn read_patterns(document: Option<&str>) -> Result<CustomPatterns, JsError> {
+    match document {
+        None => Ok(CustomPatterns::new()),
+        Some(stored) => CustomPatterns::decode(stored.as_bytes())
+            .ok_or_else(|| error("not a custom-patterns record")),
+    }
+}
+
+fn utf8(record: Vec<u8>) -> String {
+    // Records are UTF-8 text (JSON, or the core's serving layout of JSON
+    // fragments).
+    String::from_utf8(record).unwrap_or_default()
+}
+
+fn to_js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(error)
+}
+
+#[wasm_bindgen(js_class = Matcher)]
+impl JsMatcher {
+    /// The patterns of a Variant A or B response body.
+    #[wasm_bindgen(js_name = fromResponse)]
+    pub fn from_response(body: &str) -> Result<JsMatcher, JsError> {
+        Ok(JsMatcher::wrap(
+            Matcher::from_response(body.as_bytes()).map_err(error)?,
+        ))
+    }
+
+    /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`.
+    #[wasm_bindgen(js_name = fromPatterns)]
+    pub fn from_patterns(patterns: JsValue) -> Result<JsMatcher, JsError> {
+        Ok(JsMatcher::wrap(
+            Matcher::new(read_matcher_patterns(patterns)?).map_err(error)?,
+        ))
+    }
+
+    /// A new matcher with this one's patterns followed by `patterns`.
+    #[wasm_bindgen(js_name = withPatterns)]
+    pub fn with_patterns(&self, patterns: JsValue) -> Result<JsMatcher, JsError> {
+        let added = read_matcher_patterns(patterns)?;
+        let all = self.inner.patterns().iter().cloned().chain(added);
+        Ok(JsMatcher::wrap(Matcher::new(all).map_err(error)?))
+    }
+
+    /// The patterns, in order: `[{id, pattern, type, category, confidence}]`.
+    pub fn patterns(&self) -> Result<JsValue, JsError> {
+        to_js(self.inner.patterns())
+    }
+}
+
+fn read_matcher_patterns(patterns: JsValue) -> Result<Vec<MatcherPattern>, JsError> {
+    serde_wasm_bindgen::from_value(patterns).map_err(|e| error(format!("invalid pattern: {e}")))
+}
