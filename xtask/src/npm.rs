@@ -2,7 +2,7 @@
 //!
 //! | mode | what it does |
 //! |---|---|
-//! | `build` (default) | wasm32 build of `noise-filter-wasm`, `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
+//! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
 //! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
 //! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` |
 //!
@@ -39,11 +39,41 @@ const SOURCES: &[&str] = &[
     "browser.js",
     "workerd.js",
     "init.js",
+    "matching.js",
+    "matcher-api.js",
+    "matcher-node.js",
+    "matcher-deno.js",
+    "matcher-browser.js",
+    "matcher-workerd.js",
     "index.d.ts",
     "init.d.ts",
+    "matcher.d.ts",
 ];
-/// The glue's base name: wasm-bindgen writes `<name>.js` and `<name>_bg.wasm`.
-const GLUE: &str = "noise_filter";
+/// One wasm of the package.
+struct Wasm {
+    /// wasm-bindgen's `--out-name`: it writes `<name>.js` and `<name>_bg.wasm`.
+    name: &'static str,
+    /// The glue's name in `dist/`.
+    glue: &'static str,
+    /// Features of `noise-filter-wasm`.
+    cargo_args: &'static [&'static str],
+}
+
+/// The main entry's wasm (handler and matcher), then the matcher-only wasm
+/// of `noise-filter/matcher` (the binding without its `handler` feature,
+/// the core without `endpoint`).
+const WASMS: [Wasm; 2] = [
+    Wasm {
+        name: "noise_filter",
+        glue: "glue.js",
+        cargo_args: &[],
+    },
+    Wasm {
+        name: "noise_filter_matcher",
+        glue: "matcher-glue.js",
+        cargo_args: &["--no-default-features"],
+    },
+];
 /// Chromium, as Debian installs it (`apt-get install chromium`).
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -85,46 +115,64 @@ fn build_package() -> Result<PathBuf> {
     let dist = npm.join("dist");
     util::ensure_targets(&[WASM_TARGET])?;
     ensure_wasm_bindgen()?;
-    util::run(util::cargo().args([
-        "build",
-        "--package",
-        "noise-filter-wasm",
-        "--target",
-        WASM_TARGET,
-        "--profile",
-        "wasm",
-    ]))?;
-    let wasm = util::target_dir()
-        .join(WASM_TARGET)
-        .join("wasm")
-        .join("noise_filter_wasm.wasm");
-
     npm_install(&npm)?;
     reset_dir(&pkg)?;
     reset_dir(&dist)?;
-    // One wasm-bindgen target for every runtime: `web` glue is plain ESM
-    // with `initSync`; each runtime's entry (src/*.js) only loads the bytes.
-    util::run(
-        Command::new(wasm_bindgen())
-            .args(["--target", "web", "--out-name", GLUE, "--no-typescript"])
-            .args(["--remove-name-section", "--remove-producers-section"])
-            .arg("--out-dir")
-            .arg(&pkg)
-            .arg(&wasm),
-    )?;
-    let bg = format!("{GLUE}_bg.wasm");
-    util::run(
-        npx(&npm, "wasm-opt")
-            .args(WASM_OPT_FLAGS)
-            .arg(pkg.join(&bg))
-            .arg("-o")
-            .arg(dist.join(&bg)),
-    )?;
-    copy(&pkg.join(format!("{GLUE}.js")), &dist.join("glue.js"))?;
+    let mut sizes = Vec::new();
+    for wasm in WASMS {
+        // One cargo output path for both builds: each is bound before the
+        // next build overwrites it.
+        util::run(
+            util::cargo()
+                .args([
+                    "build",
+                    "--package",
+                    "noise-filter-wasm",
+                    "--target",
+                    WASM_TARGET,
+                    "--profile",
+                    "wasm",
+                ])
+                .args(wasm.cargo_args),
+        )?;
+        let built = util::target_dir()
+            .join(WASM_TARGET)
+            .join("wasm")
+            .join("noise_filter_wasm.wasm");
+        // One wasm-bindgen target for every runtime: `web` glue is plain ESM
+        // with `initSync`; each runtime's entry (src/*.js) only loads the bytes.
+        util::run(
+            Command::new(wasm_bindgen())
+                .args([
+                    "--target",
+                    "web",
+                    "--out-name",
+                    wasm.name,
+                    "--no-typescript",
+                ])
+                .args(["--remove-name-section", "--remove-producers-section"])
+                .arg("--out-dir")
+                .arg(&pkg)
+                .arg(&built),
+        )?;
+        let bg = format!("{}_bg.wasm", wasm.name);
+        util::run(
+            npx(&npm, "wasm-opt")
+                .args(WASM_OPT_FLAGS)
+                .arg(pkg.join(&bg))
+                .arg("-o")
+                .arg(dist.join(&bg)),
+        )?;
+        copy(
+            &pkg.join(format!("{}.js", wasm.name)),
+            &dist.join(wasm.glue),
+        )?;
+        sizes.push((bg.clone(), pkg.join(&bg), dist.join(&bg)));
+    }
     for file in SOURCES {
         copy(&npm.join("src").join(file), &dist.join(file))?;
     }
-    report_sizes(&npm, &pkg.join(&bg), &dist.join(&bg))?;
+    report_sizes(&npm, &sizes)?;
     Ok(npm)
 }
 
@@ -206,17 +254,17 @@ fn copy(from: &Path, to: &Path) -> Result {
         .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
 }
 
-/// Prints the wasm's raw and gzip sizes before and after `wasm-opt`, and
-/// writes them to `npm/pkg/sizes.json`.
-fn report_sizes(npm: &Path, before: &Path, after: &Path) -> Result {
-    util::run(
-        Command::new("node")
-            .current_dir(npm)
-            .arg("scripts/sizes.cjs")
-            .arg(before)
-            .arg(after)
-            .arg(npm.join("pkg").join("sizes.json")),
-    )
+/// Prints each wasm's raw, gzip and brotli sizes before and after
+/// `wasm-opt`, and writes them to `npm/pkg/sizes.json`.
+fn report_sizes(npm: &Path, wasms: &[(String, PathBuf, PathBuf)]) -> Result {
+    let mut cmd = Command::new("node");
+    cmd.current_dir(npm)
+        .arg("scripts/sizes.cjs")
+        .arg(npm.join("pkg").join("sizes.json"));
+    for (name, before, after) in wasms {
+        cmd.arg(name).arg(before).arg(after);
+    }
+    util::run(&mut cmd)
 }
 
 /// Runs the native oracle over the shared fixtures into `npm/pkg/oracle.json`.

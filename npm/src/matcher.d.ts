@@ -1,0 +1,14 @@
+// `noise-filter/matcher`: the matcher of `noise-filter` alone, over its own,
+// smaller wasm (no endpoint). The same API and answers as the main entry's
+// matcher; the types are the main entry's.
+export { Matcher, createBeforeSend, parseStack, toEvent } from './index.js';
+export type {
+  Classifiable,
+  EventInput,
+  Match,
+  Pattern,
+  PatternInput,
+  PatternType,
+  SentryLikeEvent,
+  Verdict,
+} from './index.js';

@@ -1,0 +1,208 @@
+// The matcher's JavaScript half, shared by both entries of the package:
+// `noise-filter` (api.js, over the main wasm) and `noise-filter/matcher`
+// (matcher-api.js, over the matcher-only wasm). Reads errors into events,
+// writes an event's texts into the wasm matcher's buffer, and turns its flat
+// answers into verdicts. Every decision is the core's.
+
+const encoder = new TextEncoder();
+const FIELDS = ['message', 'userAgent'];
+const FRAME = 2;
+const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
+/** What `classify` answers when the frames must cross one by one. */
+const APART = 0xffffffff;
+
+/**
+ * Classifying with a binding's matcher: the part of `Matcher` both entries
+ * share (`noise-filter` and `noise-filter/matcher` each subclass it over
+ * their own wasm).
+ */
+export class Classifier {
+  #raw;
+  #memory;
+  #table;
+  /** The wasm-side input buffer: address, capacity, a view of it. */
+  #input = 0;
+  #capacity = 0;
+  #view;
+
+  /**
+   * `raw`: the binding's matcher; `memory`: returns the wasm module's
+   * memory (where the input buffer lives). Subclasses (each entry's
+   * `Matcher`) add the constructors and `patterns`.
+   */
+  constructor(raw, memory) {
+    this.#raw = raw;
+    this.#memory = memory;
+  }
+
+  /** Which patterns match which text of the event. */
+  classify(input) {
+    if (this.#run(input) === 0) return CLEAN;
+    const flat = this.#raw.matches();
+    const table = (this.#table ??= this.patterns);
+    const matches = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const { id, category, confidence } = table[flat[i]];
+      const code = flat[i + 1];
+      matches.push(
+        code < FRAME
+          ? { id, category, confidence, field: FIELDS[code] }
+          : { id, category, confidence, field: 'frame', index: code - FRAME },
+      );
+    }
+    return { noise: true, matches };
+  }
+
+  /** Whether any pattern matches the event. */
+  isNoise(input) {
+    return this.#run(input, true) > 0;
+  }
+
+  /** Frees the wasm memory now rather than when the matcher is collected. */
+  free() {
+    this.#raw.free();
+  }
+
+  /** A view of at least `bytes` bytes of the wasm input buffer. */
+  #buffer(bytes) {
+    if (bytes > this.#capacity) {
+      this.#capacity = Math.max(bytes, 4096);
+      this.#input = this.#raw.inputBuffer(this.#capacity);
+      this.#view = undefined;
+    }
+    // Growing the wasm memory detaches the old views.
+    if (this.#view === undefined || this.#view.byteLength === 0) {
+      this.#view = new Uint8Array(this.#memory().buffer, this.#input, this.#capacity);
+    }
+    return this.#view;
+  }
+
+  /**
+   * Classifies in wasm; returns the number of matches, or with `any` only
+   * whether there is one (1 or 0: wasm stops at the first and keeps none).
+   */
+  #run(input, any = false) {
+    let type;
+    let message;
+    let frames;
+    let userAgent;
+    if (typeof input === 'string') {
+      message = input;
+    } else {
+      ({ type, message, frames, userAgent } = toEvent(input));
+    }
+    // One string across the boundary, encoded by TextEncoder.encodeInto
+    // straight into the matcher's wasm buffer: the texts back to back, cut
+    // again in wasm by their lengths; frame URLs joined by newlines (a frame
+    // holding a newline itself makes the count disagree: then they go apart).
+    const count = frames === undefined ? 0 : frames.length;
+    const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
+    const text = (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? '');
+    const written = encoder.encodeInto(text, this.#buffer(text.length * 3)).written;
+    const typeLength = type === undefined ? -1 : type.length;
+    const messageLength = message === undefined ? -1 : message.length;
+    const framesLength = joined === undefined ? -1 : joined.length;
+    const found = any
+      ? this.#raw.isNoiseInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined)
+      : this.#raw.classifyInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined);
+    if (found !== APART) return found;
+    return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
+  }
+}
+
+/**
+ * Reads what the caller has into an event `{type, message, frames, userAgent}`:
+ * an `Error` (name, message, stack), a message string, a Sentry-style event,
+ * or `{message, type?, stack?, frames?, url?, userAgent?}`.
+ */
+export function toEvent(input) {
+  if (typeof input === 'string') return { message: input };
+  if (input === null || typeof input !== 'object') return { message: input === undefined ? undefined : String(input) };
+  if (input instanceof Error) {
+    return { type: input.name, message: input.message, frames: parseStack(input.stack) };
+  }
+  if (Array.isArray(input.exception?.values)) return fromSentryEvent(input);
+  let frames = Array.isArray(input.frames) ? input.frames : parseStack(input.stack);
+  if (typeof input.url === 'string' && input.url !== '' && !frames.includes(input.url)) frames = [input.url, ...frames];
+  return {
+    type: optionalString(input.type),
+    message: optionalString(input.message),
+    frames,
+    userAgent: optionalString(input.userAgent),
+  };
+}
+
+function optionalString(value) {
+  return value === undefined || value === null ? undefined : String(value);
+}
+
+/** The thrown exception of a Sentry event (the last of `exception.values`). */
+function fromSentryEvent(event) {
+  const values = event.exception.values;
+  const thrown = values[values.length - 1] ?? {};
+  const frames = [];
+  for (const frame of thrown.stacktrace?.frames ?? []) {
+    const url = frame.abs_path ?? frame.filename;
+    if (typeof url === 'string' && url !== '') frames.push(url);
+  }
+  const headers = event.request?.headers ?? {};
+  const userAgent = headers['User-Agent'] ?? headers['user-agent'];
+  return {
+    type: optionalString(thrown.type),
+    message: optionalString(thrown.value ?? event.message?.formatted ?? event.message),
+    frames,
+    userAgent: optionalString(userAgent),
+  };
+}
+
+const LINE_COLUMN = /(?::\d+){1,2}$/;
+const V8_FRAME = /^\s*at (.*?)\s*$/;
+
+/**
+ * The script URLs of a JavaScript stack trace (V8, SpiderMonkey and
+ * JavaScriptCore formats), line and column cut off, in stack order.
+ */
+export function parseStack(stack) {
+  const frames = [];
+  if (typeof stack !== 'string') return frames;
+  const lines = stack.split('\n');
+  // V8 writes `    at fn (url:line:col)`; the message lines before may hold
+  // anything, `@` included, so in a V8 stack only `at` lines are frames.
+  const v8 = lines.some((line) => V8_FRAME.test(line));
+  for (const line of lines) {
+    let location;
+    if (v8) {
+      const frame = V8_FRAME.exec(line);
+      if (frame === null) continue;
+      const rest = frame[1];
+      const open = rest.indexOf(' (');
+      location = rest.endsWith(')') && open !== -1 ? rest.slice(open + 2, -1) : rest;
+      if (location.startsWith('eval at ')) {
+        const inner = /\(([^()]+?)\)/.exec(location);
+        location = inner === null ? '' : inner[1];
+      }
+    } else {
+      // SpiderMonkey and JavaScriptCore: `fn@url:line:col`.
+      const at = line.indexOf('@');
+      if (at === -1) continue;
+      location = line.slice(at + 1).trim();
+    }
+    location = location.replace(LINE_COLUMN, '');
+    if (location === '' || location === 'native' || location === '[native code]' || location === '<anonymous>') continue;
+    frames.push(location);
+  }
+  return frames;
+}
+
+/**
+ * A `beforeSend`-style hook: returns `null` for an event the matcher calls
+ * noise (so the SDK drops it), the event otherwise.
+ */
+export function createBeforeSend(matcher, { onNoise } = {}) {
+  return function beforeSend(event, hint) {
+    const verdict = matcher.classify(event);
+    if (!verdict.noise) return event;
+    onNoise?.(verdict, event, hint);
+    return null;
+  };
+}
