@@ -8,8 +8,12 @@
 //   regexes (compiled once) and `toLowerCase().includes` for strings;
 // - combined RegExp: one alternation of every pattern (isbot's approach);
 //   answers only "noise or not", as isNoise does.
+//
+// Both entries are measured: `noise-filter` and `noise-filter/matcher` (the
+// matcher-only wasm), rows "noise-filter …" and "noise-filter/matcher …".
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Matcher } from 'noise-filter';
+import { Matcher as EntryMatcher } from 'noise-filter/matcher';
 
 const pkg = new URL('../../pkg/', import.meta.url);
 const oracle = JSON.parse(readFileSync(new URL('oracle.json', pkg), 'utf8'));
@@ -27,6 +31,7 @@ const events = (label) =>
 const sets = { clean: events('real'), noisy: events('noise') };
 
 const matcher = Matcher.builtin({ minConfidence: 0 });
+const entryMatcher = EntryMatcher.builtin({ minConfidence: 0 });
 const patterns = matcher.patterns;
 
 // What users write today.
@@ -103,7 +108,9 @@ const disagreements = [];
 for (const [name, list] of Object.entries(sets)) {
   for (const e of list) {
     const ours = matcher.isNoise(e);
-    if (ours !== naiveIsNoise(naive, e) || ours !== combinedIsNoise(combined, e)) disagreements.push({ set: name, event: e });
+    if (ours !== naiveIsNoise(naive, e) || ours !== combinedIsNoise(combined, e) || ours !== entryMatcher.isNoise(e)) {
+      disagreements.push({ set: name, event: e });
+    }
   }
 }
 
@@ -114,6 +121,8 @@ for (const [name, list] of Object.entries(sets)) {
     caught: list.filter((e) => matcher.isNoise(e)).length,
     'noise-filter isNoise': rate(list, (e) => matcher.isNoise(e)),
     'noise-filter classify': rate(list, (e) => matcher.classify(e)),
+    'noise-filter/matcher isNoise': rate(list, (e) => entryMatcher.isNoise(e)),
+    'noise-filter/matcher classify': rate(list, (e) => entryMatcher.classify(e)),
     'naive loop, all matches': rate(list, (e) => naiveMatches(naive, e)),
     'naive loop, first match': rate(list, (e) => naiveIsNoise(naive, e)),
     'combined RegExp': rate(list, (e) => combinedIsNoise(combined, e)),
@@ -123,6 +132,8 @@ const body = JSON.stringify({ patterns });
 results.build = {
   'Matcher.builtin (ms)': cost(() => Matcher.builtin({ minConfidence: 0 }).free()),
   'Matcher.fromResponse, same patterns (ms)': cost(() => Matcher.fromResponse(body).free()),
+  'noise-filter/matcher: Matcher.builtin (ms)': cost(() => EntryMatcher.builtin({ minConfidence: 0 }).free()),
+  'noise-filter/matcher: Matcher.fromResponse (ms)': cost(() => EntryMatcher.fromResponse(body).free()),
   'naive: compile RegExps (ms)': cost(() => compileNaive(patterns)),
   'combined RegExp: compile and first test (ms)': cost(() => compileCombined(patterns).test('x')),
 };
@@ -131,13 +142,18 @@ const fmt = (n) => (n >= 1000 ? Math.round(n).toLocaleString('en-US') : n.toFixe
 console.log(`catalog: ${results.catalog} patterns (${results.regexes} regexes); ${seconds}s per figure; Node ${process.version}`);
 for (const [name, r] of Object.entries(results.events)) {
   console.log(`\n${name} events (${r.count}, ${r.caught} caught): events/s`);
-  for (const [k, v] of Object.entries(r)) if (typeof v === 'number' && k !== 'count' && k !== 'caught') console.log(`  ${k.padEnd(26)} ${fmt(v).padStart(12)}`);
-  const ours = r['noise-filter isNoise'];
-  console.log(`  isNoise vs naive first match: ${(ours / r['naive loop, first match']).toFixed(1)}x, vs combined RegExp: ${(ours / r['combined RegExp']).toFixed(1)}x`);
-  console.log(`  classify vs naive all matches: ${(r['noise-filter classify'] / r['naive loop, all matches']).toFixed(1)}x`);
+  for (const [k, v] of Object.entries(r)) if (typeof v === 'number' && k !== 'count' && k !== 'caught') console.log(`  ${k.padEnd(30)} ${fmt(v).padStart(12)}`);
+  for (const entry of ['noise-filter', 'noise-filter/matcher']) {
+    const ours = r[`${entry} isNoise`];
+    console.log(
+      `  ${entry}: isNoise vs naive first match: ${(ours / r['naive loop, first match']).toFixed(1)}x, ` +
+        `vs combined RegExp: ${(ours / r['combined RegExp']).toFixed(1)}x; ` +
+        `classify vs naive all matches: ${(r[`${entry} classify`] / r['naive loop, all matches']).toFixed(1)}x`,
+    );
+  }
 }
 console.log('\nbuild cost (median):');
-for (const [k, v] of Object.entries(results.build)) console.log(`  ${k.padEnd(44)} ${v.toFixed(2)}`);
-console.log(`\nisNoise disagreements with the naive loop or the combined RegExp: ${disagreements.length}`);
+for (const [k, v] of Object.entries(results.build)) console.log(`  ${k.padEnd(48)} ${v.toFixed(2)}`);
+console.log(`\nisNoise disagreements (entries, naive loop, combined RegExp): ${disagreements.length}`);
 for (const d of disagreements.slice(0, 5)) console.log(`  ${d.set}: ${JSON.stringify(d.event).slice(0, 160)}`);
 writeFileSync(new URL('bench.json', pkg), `${JSON.stringify(results, null, 1)}\n`);

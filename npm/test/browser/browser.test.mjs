@@ -12,7 +12,18 @@ import { build as esbuild } from 'esbuild';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const outDir = fileURLToPath(new URL('../../pkg/browser', import.meta.url));
-await build({ root, logLevel: 'warn', build: { outDir, emptyOutDir: true, chunkSizeWarningLimit: 4096 } });
+// Two pages: the whole package (index.html) and `noise-filter/matcher`
+// alone (matcher.html), which must fetch only the matcher-only wasm.
+await build({
+  root,
+  logLevel: 'warn',
+  build: {
+    outDir,
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 4096,
+    rollupOptions: { input: { main: join(root, 'index.html'), matcher: join(root, 'matcher.html') } },
+  },
+});
 
 // The service worker: bundled with the `browser` condition, next to its wasm.
 await esbuild({
@@ -69,8 +80,14 @@ async function runPage(url) {
 let built;
 let dev;
 let worker;
+let matcherPage;
+let matcherDev;
+let matcherServed;
 try {
   built = await runPage(`http://127.0.0.1:${server.address().port}/`);
+  served.length = 0;
+  matcherPage = await runPage(`http://127.0.0.1:${server.address().port}/matcher.html`);
+  matcherServed = [...served];
   const swPage = await browser.newPage();
   await swPage.goto(`http://127.0.0.1:${server.address().port}/sw.html`);
   await swPage.waitForFunction(() => window.__sw !== undefined, null, { timeout: 60_000 });
@@ -86,6 +103,7 @@ try {
   await vite.listen();
   try {
     dev = await runPage(vite.resolvedUrls.local[0]);
+    matcherDev = await runPage(`${vite.resolvedUrls.local[0]}matcher.html`);
   } finally {
     await vite.close();
   }
@@ -110,6 +128,21 @@ test('a service worker serves the endpoint and matches with noise-filter/init', 
   if (worker.served[0] !== 200 || !(worker.served[1] > 0)) throw new Error(JSON.stringify(worker.served));
   if (!worker.verdict.noise) throw new Error(JSON.stringify(worker.verdict));
 });
+test('the matcher page fetches only the matcher-only wasm', () => {
+  if (matcherPage.errors.length > 0) throw new Error(matcherPage.errors.join('\n'));
+  const wasms = matcherServed.filter((path) => path.endsWith('.wasm'));
+  if (wasms.length !== 1 || !wasms[0].includes('noise_filter_matcher_bg')) throw new Error(`fetched: ${wasms.join(', ')}`);
+});
+test('the matcher page passes under the Vite dev server too', () => {
+  if (matcherDev.errors.length > 0) throw new Error(matcherDev.errors.join('\n'));
+  const failed = matcherDev.results.filter((r) => !r.ok);
+  if (matcherDev.results.length === 0 || failed.length > 0) throw new Error(failed.map((r) => `${r.name}: ${r.error}`).join('\n'));
+});
+for (const { name, ok, error } of matcherPage.results) {
+  test(`chromium, noise-filter/matcher: ${name}`, () => {
+    if (!ok) throw new Error(error);
+  });
+}
 for (const { name, ok, error } of built.results) {
   test(`chromium: ${name}`, () => {
     if (!ok) throw new Error(error);

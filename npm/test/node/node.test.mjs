@@ -13,23 +13,41 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 test('the exports map lists types first, then workerd, deno, node, browser, default', () => {
   assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
+  assert.deepEqual(Object.keys(manifest.exports['./matcher']), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
   assert.deepEqual(Object.keys(manifest.exports['./init']), ['types', 'default']);
   assert.equal(manifest.type, 'module');
   // Only the entries have a side effect: loading the wasm.
-  assert.deepEqual(manifest.sideEffects, ['./dist/browser.js', './dist/node.js', './dist/deno.js', './dist/workerd.js']);
+  assert.deepEqual(manifest.sideEffects, [
+    './dist/browser.js',
+    './dist/node.js',
+    './dist/deno.js',
+    './dist/workerd.js',
+    './dist/matcher-browser.js',
+    './dist/matcher-node.js',
+    './dist/matcher-deno.js',
+    './dist/matcher-workerd.js',
+  ]);
 });
 
 test('every file the exports map names is in the installed package', () => {
   const paths = [manifest.types];
   const walk = (value) => (typeof value === 'string' ? paths.push(value) : Object.values(value).forEach(walk));
   walk(manifest.exports);
-  assert.ok(paths.length >= 11, String(paths.length));
+  assert.ok(paths.length >= 18, String(paths.length));
   for (const path of paths) assert.ok(existsSync(join(root, path)), path);
-  for (const file of ['api.js', 'glue.js', 'noise_filter_bg.wasm']) assert.ok(existsSync(join(root, 'dist', file)), file);
+  for (const file of ['api.js', 'glue.js', 'noise_filter_bg.wasm', 'matcher-api.js', 'matcher-glue.js', 'noise_filter_matcher_bg.wasm']) assert.ok(existsSync(join(root, 'dist', file)), file);
 });
 
 test('require("noise-filter") loads the same API (require of ESM, Node >= 20.19)', () => {
   const nf = require('noise-filter');
   assert.equal(typeof nf.createHandler, 'function');
   assert.equal(nf.Matcher.builtin().isNoise('x'), false);
+  assert.equal(require('noise-filter/matcher').Matcher.builtin().isNoise('Googlebot/2.1'), true);
+});
+
+test('the matcher entry is smaller than the main entry and leaves the handler out', async () => {
+  const size = (file) => readFileSync(join(root, 'dist', file)).length;
+  assert.ok(size('noise_filter_matcher_bg.wasm') < size('noise_filter_bg.wasm') * 0.75);
+  const matcher = await import('noise-filter/matcher');
+  assert.deepEqual(Object.keys(matcher).sort(), ['Matcher', 'createBeforeSend', 'parseStack', 'toEvent']);
 });

@@ -37,6 +37,12 @@ test('readme/matcher.mjs: classifies, and the beforeSend hook drops noise', asyn
   assert.match(stdout, /dropped: /);
 });
 
+test('readme/matcher-entry.mjs: noise-filter/matcher classifies and drops noise', async () => {
+  const { code, stdout, stderr } = await run('matcher-entry.mjs');
+  assert.equal(code, 0, stderr);
+  assert.equal(stdout, 'true\ntrue\n');
+});
+
 test('readme/serve-node.mjs serves; readme/from-deployment.mjs builds a matcher from it', async () => {
   const server = spawn(process.execPath, [new URL('serve-node.mjs', dir).pathname], { env: { ...process.env, PORT: '0' } });
   try {

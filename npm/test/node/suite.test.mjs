@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import * as nf from 'noise-filter';
-import { cases } from '../shared/cases.mjs';
+import * as nfMatcher from 'noise-filter/matcher';
+import { cases, entryCases, matcherCases } from '../shared/cases.mjs';
 
 const read = (path) => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8'));
 const fixtures = read('../fixtures/requests.json');
@@ -13,9 +14,14 @@ const fixtures = read('../fixtures/requests.json');
 const oracle = read('../../pkg/oracle.json');
 
 for (const { name, fn } of cases({ nf, fixtures, oracle })) test(name, fn);
+// The matcher's cases again on `noise-filter/matcher` (its own wasm).
+for (const { name, fn } of matcherCases({ nf: nfMatcher, fixtures, oracle })) test(`noise-filter/matcher: ${name}`, fn);
+for (const { name, fn } of entryCases({ main: nf, matcher: nfMatcher })) test(name, fn);
 
 test('this runtime loads its own entry of the exports map', () => {
-  const entry = import.meta.resolve('noise-filter');
-  const expected = globalThis.Deno !== undefined ? 'deno.js' : 'node.js';
-  if (!entry.endsWith(`/dist/${expected}`)) throw new Error(`resolved ${entry}, expected dist/${expected}`);
+  const runtime = globalThis.Deno !== undefined ? 'deno.js' : 'node.js';
+  for (const [specifier, expected] of [['noise-filter', runtime], ['noise-filter/matcher', `matcher-${runtime}`]]) {
+    const entry = import.meta.resolve(specifier);
+    if (!entry.endsWith(`/dist/${expected}`)) throw new Error(`resolved ${entry}, expected dist/${expected}`);
+  }
 });

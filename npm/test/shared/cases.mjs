@@ -26,15 +26,141 @@ export function cases({ nf, fixtures, oracle }) {
     });
   });
 
+  // -- the matcher (the same cases run on `noise-filter/matcher`) ------------
+  const bodyOf = async (name) => (await answers()).results[fixtures.requests.findIndex((r) => r.name === name)].body;
+  for (const { name, fn } of matcherCases({ nf, fixtures, oracle, bodyOf })) test(name, fn);
+
+  // -- the store helpers ------------------------------------------------------
+  test('createKey stores only the hash; revokeKey turns a 200 into a 401', async () => {
+    const store = new nf.MemoryStore();
+    const key = await nf.createKey(store, { account: 'acme', label: 'test' });
+    ok(/^nf_[0-9a-f]{48}$/.test(key), key);
+    ok(store.keys().every((k) => !k.includes(key.slice(3))), 'the key itself is not stored');
+    const handle = nf.createHandler({ keys: store, customPatterns: store });
+    const get = () => handle(new Request('https://x.example/v1/filters', { headers: { Authorization: `Bearer ${key}` } }));
+    equal((await get()).status, 200);
+    equal(await nf.revokeKey(store, key), true);
+    const refused = await get();
+    equal(refused.status, 401);
+    deepEqual(await refused.json(), { error: 'Invalid API key' });
+    equal(await nf.revokeKey(store, `nf_${'1'.repeat(48)}`), false, 'an unknown key');
+    await rejects(nf.createKey(store, { account: 'Not An Account' }), /invalid account name/);
+  });
+
+  test('addCustomPatterns validates all first; the served list holds them', async () => {
+    const store = new nf.MemoryStore();
+    const key = await nf.createKey(store, { account: 'acme' });
+    await rejects(
+      nf.addCustomPatterns(store, 'acme', [{ pattern: 'fine one' }, { pattern: '(?<=x)y', type: 'regex' }]),
+      /pattern 2/,
+    );
+    deepEqual(await nf.listCustomPatterns(store, 'acme'), [], 'nothing stored on refusal');
+    deepEqual(await nf.addCustomPatterns(store, 'acme', [{ pattern: 'our-widget.js' }, { pattern: 'Legacy', id: 'custom-legacy', category: 'OTHER' }]), [
+      'custom-1',
+      'custom-legacy',
+    ]);
+    const handle = nf.createHandler({ keys: store, customPatterns: store });
+    const response = await handle(
+      new Request('https://x.example/v1/filters?categories=custom,other&minConfidence=1', { headers: { Authorization: `Bearer ${key}` } }),
+    );
+    const ids = (await response.json()).patterns.map((p) => p.id);
+    ok(ids.includes('custom-1') && ids.includes('custom-legacy'), JSON.stringify(ids));
+    equal(await nf.removeCustomPattern(store, 'acme', 'custom-1'), true);
+    equal(await nf.removeCustomPattern(store, 'acme', 'custom-1'), false);
+    deepEqual((await nf.listCustomPatterns(store, 'acme')).map((p) => [p.id, p.category]), [['custom-legacy', 'other']]);
+  });
+
+  test('the handler counts in rateLimitStore, reads keys and patterns from their stores', async () => {
+    const keys = new nf.MemoryStore();
+    const patterns = new nf.MemoryStore();
+    const rate = new nf.MemoryStore();
+    const key = await nf.createKey(keys, { account: 'acme' });
+    await nf.addCustomPatterns(patterns, 'acme', [{ pattern: 'only in the pattern store' }]);
+    const handle = nf.createHandler({ keys, customPatterns: patterns, rateLimitStore: rate });
+    const response = await handle(new Request('https://x.example/api/v1/filters?categories=OTHER', { headers: { Authorization: `Bearer ${key}` } }));
+    ok((await response.text()).includes('only in the pattern store'));
+    ok(rate.keys().length === 1 && rate.keys()[0].startsWith('rate/'), JSON.stringify(rate.keys()));
+    equal(keys.keys().length, 1, 'nothing written to the key store');
+  });
+
+  test('stores may answer synchronously, with bytes, and fail without a 5xx beyond 503', async () => {
+    const backing = new nf.MemoryStore();
+    const key = await nf.createKey(backing, { account: 'acme' });
+    const values = new Map();
+    for (const k of backing.keys()) values.set(k, new TextEncoder().encode(await backing.get(k)).buffer);
+    const syncStore = { get: (k) => values.get(k) };
+    const handle = nf.createHandler({ keys: syncStore, customPatterns: syncStore });
+    const request = () => new Request('https://x.example/v1/filters', { headers: { Authorization: `Bearer ${key}` } });
+    equal((await handle(request())).status, 200);
+    const broken = nf.createHandler({ keys: { get: () => Symbol('not a value') }, customPatterns: syncStore });
+    equal((await broken(request())).status, 503, 'an unreadable value is a store failure');
+    const badCounter = { get: async () => null, increment: async () => 'many', delete: async () => {} };
+    equal((await nf.createHandler({ keys: syncStore, customPatterns: syncStore, rateLimitStore: badCounter })(request())).status, 503);
+    throws(() => nf.createHandler({ keys: {}, customPatterns: syncStore }), /keys needs a get/);
+  });
+
+  return list;
+}
+
+/** Runs every fixture request through the package's handler, in order. */
+async function runFixtures(nf, fixtures) {
+  const store = new nf.MemoryStore();
+  const keys = {};
+  for (const seed of fixtures.keys) {
+    const random = Uint8Array.from(seed.random.match(/../g), (h) => parseInt(h, 16));
+    const options = { account: seed.account, label: seed.label ?? '', now: fixtures.now, random };
+    keys[seed.name] = await nf.createKey(store, options);
+    if (seed.revoked) await nf.revokeKey(store, keys[seed.name], { now: fixtures.now });
+  }
+  for (const { account, patterns } of fixtures.customPatterns ?? []) {
+    await nf.addCustomPatterns(store, account, patterns, { now: fixtures.now });
+  }
+  let now = fixtures.now;
+  const clock = () => now;
+  const handler = nf.createHandler({ keys: store, customPatterns: store, rateLimitStore: new nf.MemoryStore(), clock });
+  const down = async () => {
+    throw new Error('store down');
+  };
+  const failing = { get: down, increment: down, delete: down };
+  const broken = nf.createHandler({ keys: failing, customPatterns: failing, rateLimitStore: failing, clock });
+
+  const results = [];
+  let etag = '';
+  for (const request of fixtures.requests) {
+    now = fixtures.now + (request.at ?? 0);
+    const headers = (request.headers ?? []).map(([name, value]) => [name, substitute(value, keys, etag)]);
+    const repeat = request.repeat ?? 1;
+    const statuses = {};
+    let last;
+    for (let i = 0; i < repeat; i++) {
+      const init = { method: request.method ?? 'GET', headers };
+      const response = await (request.storeFails ? broken : handler)(new Request(`http://localhost${request.target}`, init));
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+      last = response;
+    }
+    const body = new TextDecoder('utf-8', { fatal: true }).decode(await last.arrayBuffer());
+    etag = last.headers.get('etag') ?? etag;
+    results.push({ status: last.status, headers: [...last.headers], body, statuses: repeat > 1 ? statuses : undefined });
+  }
+  return { results, keys };
+}
+
+/**
+ * The matcher's cases: `nf` is the main entry or `noise-filter/matcher`.
+ * `bodyOf(name)`: the body of the fixture request `name` (the package's own
+ * handler's answer, or by default the native core's from the oracle, which
+ * the handler cases show to be the same bytes).
+ */
+export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => oracle.requests[fixtures.requests.findIndex((r) => r.name === name)].body }) {
+  const list = [];
+  const test = (name, fn) => list.push({ name, fn });
   // -- the matcher gives the core's native verdicts -------------------------
   const matchers = once(async () => {
-    const { results } = await answers();
-    const body = (name) => results[fixtures.requests.findIndex((r) => r.name === name)].body;
     return {
       builtin: nf.Matcher.builtin(),
       builtinAll: nf.Matcher.builtin({ minConfidence: 0 }),
-      responseA: nf.Matcher.fromResponse(body('A: all patterns')),
-      responseB: nf.Matcher.fromResponse(body('B: all patterns')),
+      responseA: nf.Matcher.fromResponse(await bodyOf('A: all patterns')),
+      responseB: nf.Matcher.fromResponse(await bodyOf('B: all patterns')),
       custom: nf.Matcher.builtin().withPatterns(fixtures.matcherPatterns),
     };
   });
@@ -61,8 +187,7 @@ export function cases({ nf, fixtures, oracle }) {
 
   // -- the matcher's inputs ---------------------------------------------------
   test('Matcher.fromResponse reads text, bytes and parsed JSON alike', async () => {
-    const { results } = await answers();
-    const text = results[0].body;
+    const text = await bodyOf(fixtures.requests[0].name);
     const event = { message: 'x', frames: ['chrome-extension://abcdefghijklmnop/content.js'] };
     const expected = nf.Matcher.fromResponse(text).classify(event);
     ok(expected.noise, 'a chrome-extension frame is noise');
@@ -186,119 +311,65 @@ export function cases({ nf, fixtures, oracle }) {
     deepEqual(added.at(-1), { id: 'mine', pattern: 'my noise', type: 'string', category: '', confidence: 1 });
   });
 
-  // -- the store helpers ------------------------------------------------------
-  test('createKey stores only the hash; revokeKey turns a 200 into a 401', async () => {
-    const store = new nf.MemoryStore();
-    const key = await nf.createKey(store, { account: 'acme', label: 'test' });
-    ok(/^nf_[0-9a-f]{48}$/.test(key), key);
-    ok(store.keys().every((k) => !k.includes(key.slice(3))), 'the key itself is not stored');
-    const handle = nf.createHandler({ keys: store, customPatterns: store });
-    const get = () => handle(new Request('https://x.example/v1/filters', { headers: { Authorization: `Bearer ${key}` } }));
-    equal((await get()).status, 200);
-    equal(await nf.revokeKey(store, key), true);
-    const refused = await get();
-    equal(refused.status, 401);
-    deepEqual(await refused.json(), { error: 'Invalid API key' });
-    equal(await nf.revokeKey(store, `nf_${'1'.repeat(48)}`), false, 'an unknown key');
-    await rejects(nf.createKey(store, { account: 'Not An Account' }), /invalid account name/);
-  });
-
-  test('addCustomPatterns validates all first; the served list holds them', async () => {
-    const store = new nf.MemoryStore();
-    const key = await nf.createKey(store, { account: 'acme' });
-    await rejects(
-      nf.addCustomPatterns(store, 'acme', [{ pattern: 'fine one' }, { pattern: '(?<=x)y', type: 'regex' }]),
-      /pattern 2/,
-    );
-    deepEqual(await nf.listCustomPatterns(store, 'acme'), [], 'nothing stored on refusal');
-    deepEqual(await nf.addCustomPatterns(store, 'acme', [{ pattern: 'our-widget.js' }, { pattern: 'Legacy', id: 'custom-legacy', category: 'OTHER' }]), [
-      'custom-1',
-      'custom-legacy',
-    ]);
-    const handle = nf.createHandler({ keys: store, customPatterns: store });
-    const response = await handle(
-      new Request('https://x.example/v1/filters?categories=custom,other&minConfidence=1', { headers: { Authorization: `Bearer ${key}` } }),
-    );
-    const ids = (await response.json()).patterns.map((p) => p.id);
-    ok(ids.includes('custom-1') && ids.includes('custom-legacy'), JSON.stringify(ids));
-    equal(await nf.removeCustomPattern(store, 'acme', 'custom-1'), true);
-    equal(await nf.removeCustomPattern(store, 'acme', 'custom-1'), false);
-    deepEqual((await nf.listCustomPatterns(store, 'acme')).map((p) => [p.id, p.category]), [['custom-legacy', 'other']]);
-  });
-
-  test('the handler counts in rateLimitStore, reads keys and patterns from their stores', async () => {
-    const keys = new nf.MemoryStore();
-    const patterns = new nf.MemoryStore();
-    const rate = new nf.MemoryStore();
-    const key = await nf.createKey(keys, { account: 'acme' });
-    await nf.addCustomPatterns(patterns, 'acme', [{ pattern: 'only in the pattern store' }]);
-    const handle = nf.createHandler({ keys, customPatterns: patterns, rateLimitStore: rate });
-    const response = await handle(new Request('https://x.example/api/v1/filters?categories=OTHER', { headers: { Authorization: `Bearer ${key}` } }));
-    ok((await response.text()).includes('only in the pattern store'));
-    ok(rate.keys().length === 1 && rate.keys()[0].startsWith('rate/'), JSON.stringify(rate.keys()));
-    equal(keys.keys().length, 1, 'nothing written to the key store');
-  });
-
-  test('stores may answer synchronously, with bytes, and fail without a 5xx beyond 503', async () => {
-    const backing = new nf.MemoryStore();
-    const key = await nf.createKey(backing, { account: 'acme' });
-    const values = new Map();
-    for (const k of backing.keys()) values.set(k, new TextEncoder().encode(await backing.get(k)).buffer);
-    const syncStore = { get: (k) => values.get(k) };
-    const handle = nf.createHandler({ keys: syncStore, customPatterns: syncStore });
-    const request = () => new Request('https://x.example/v1/filters', { headers: { Authorization: `Bearer ${key}` } });
-    equal((await handle(request())).status, 200);
-    const broken = nf.createHandler({ keys: { get: () => Symbol('not a value') }, customPatterns: syncStore });
-    equal((await broken(request())).status, 503, 'an unreadable value is a store failure');
-    const badCounter = { get: async () => null, increment: async () => 'many', delete: async () => {} };
-    equal((await nf.createHandler({ keys: syncStore, customPatterns: syncStore, rateLimitStore: badCounter })(request())).status, 503);
-    throws(() => nf.createHandler({ keys: {}, customPatterns: syncStore }), /keys needs a get/);
-  });
-
   return list;
 }
 
-/** Runs every fixture request through the package's handler, in order. */
-async function runFixtures(nf, fixtures) {
-  const store = new nf.MemoryStore();
-  const keys = {};
-  for (const seed of fixtures.keys) {
-    const random = Uint8Array.from(seed.random.match(/../g), (h) => parseInt(h, 16));
-    const options = { account: seed.account, label: seed.label ?? '', now: fixtures.now, random };
-    keys[seed.name] = await nf.createKey(store, options);
-    if (seed.revoked) await nf.revokeKey(store, keys[seed.name], { now: fixtures.now });
-  }
-  for (const { account, patterns } of fixtures.customPatterns ?? []) {
-    await nf.addCustomPatterns(store, account, patterns, { now: fixtures.now });
-  }
-  let now = fixtures.now;
-  const clock = () => now;
-  const handler = nf.createHandler({ keys: store, customPatterns: store, rateLimitStore: new nf.MemoryStore(), clock });
-  const down = async () => {
-    throw new Error('store down');
-  };
-  const failing = { get: down, increment: down, delete: down };
-  const broken = nf.createHandler({ keys: failing, customPatterns: failing, rateLimitStore: failing, clock });
-
-  const results = [];
-  let etag = '';
-  for (const request of fixtures.requests) {
-    now = fixtures.now + (request.at ?? 0);
-    const headers = (request.headers ?? []).map(([name, value]) => [name, substitute(value, keys, etag)]);
-    const repeat = request.repeat ?? 1;
-    const statuses = {};
-    let last;
-    for (let i = 0; i < repeat; i++) {
-      const init = { method: request.method ?? 'GET', headers };
-      const response = await (request.storeFails ? broken : handler)(new Request(`http://localhost${request.target}`, init));
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
-      last = response;
+/**
+ * The matcher entry against the main entry, where a runtime loads both: the
+ * same built-in patterns, and the same refusals with the same texts (a
+ * response body's texts from the main entry also name serde_json's line and
+ * column; a JSON syntax error is worded by JSON.parse there).
+ */
+export function entryCases({ main, matcher }) {
+  const attempt = (fn) => {
+    try {
+      return `ok ${JSON.stringify(fn().patterns)}`;
+    } catch (error) {
+      return `${error.constructor.name}: ${error.message}`;
     }
-    const body = new TextDecoder('utf-8', { fatal: true }).decode(await last.arrayBuffer());
-    etag = last.headers.get('etag') ?? etag;
-    results.push({ status: last.status, headers: [...last.headers], body, statuses: repeat > 1 ? statuses : undefined });
-  }
-  return { results, keys };
+  };
+  const patterns = [
+    [{ pattern: 'no id' }], [{ id: 5, pattern: 'x' }], [{ id: 'a', pattern: null }], [{ id: 'a', pattern: 'xyz', type: 'glob' }],
+    [{ id: 'a', pattern: 'xyz', type: undefined }], [{ id: 'a', pattern: 'xyz', category: 3 }], [{ id: 'a', pattern: 'xyz', confidence: '0.5' }],
+    [{ id: 'a', pattern: '' }], [null], ['str'], { length: 1 }, [{ id: 'a', pattern: 'a(', type: 'regex' }],
+    [{ id: 'x', pattern: 'a(?=b)', type: 'regex' }], [{ id: 'x', pattern: 'a\\1', type: 'regex' }], [new Map()], [{ id: true, pattern: 'x' }],
+    [{ id: 'a', pattern: 'b', confidence: undefined }], [{ id: 'a', pattern: 'bcd', type: 5 }], [{ id: 'a', pattern: '(a{100}){100}', type: 'regex' }],
+    [{ id: 'a', pattern: 'x'.repeat(600), type: 'regex' }], [{ id: 'a', pattern: '[[:alpha:]]', type: 'regex' }],
+    [{ id: 'a', pattern: 'bcd', confidence: 0.25, category: 'mine' }, { id: 'b', pattern: '^a\\d+$', type: 'regex' }],
+  ];
+  const bodies = [
+    '[]', '[[]]', '[[],[]]', '[[{"id":"a","pattern":"bcd"}]]', 'null', '5', '5.5', '"x"', 'true', '{"patterns":null}', '{"patterns":[5]}',
+    '{"patterns":[["a","bcd"]]}', '{"patterns":[["a","bcd","regex","x",0.5]]}', '{"patterns":[["a"]]}', '{"patterns":[["a","bcd","string","x",0.5,1]]}',
+    '{"patterns":[{"id":1,"pattern":"bcd"}]}', '{"patterns":[{"id":1.5,"pattern":"bcd"}]}', '{"patterns":[{"id":{},"pattern":"bcd"}]}',
+    '{"patterns":[{"id":"a","pattern":"bcd","type":"x"}]}', '{"patterns":[{"id":"a","pattern":"bcd","type":5}]}', '{"error":"Invalid API key"}',
+    '{"patterns":[{"id":"a"}]}', '{"patterns":{}}', '{"patterns":[{"id":"a","pattern":"bcd","confidence":1e400}]}',
+    '{"patterns":[{"id":"a","pattern":"bcd","category":null}]}', '{"patterns":[{"id":"a","pattern":"a(?=b)","type":"regex"}]}',
+  ];
+  return [
+    {
+      name: 'noise-filter/matcher: the same built-in patterns as the main entry',
+      fn: () => {
+        for (const minConfidence of [0, 0.5, 0.95]) {
+          deepEqual(matcher.Matcher.builtin({ minConfidence }).patterns, main.Matcher.builtin({ minConfidence }).patterns, `minConfidence ${minConfidence}`);
+        }
+      },
+    },
+    {
+      name: 'noise-filter/matcher: the same patterns refused with the same texts as the main entry',
+      fn: () => {
+        for (const list of patterns) {
+          equal(attempt(() => matcher.Matcher.fromPatterns(list)), attempt(() => main.Matcher.fromPatterns(list)), 'fromPatterns');
+          equal(attempt(() => matcher.Matcher.builtin().withPatterns(list)), attempt(() => main.Matcher.builtin().withPatterns(list)), 'withPatterns');
+        }
+        for (const body of bodies) {
+          const expected = attempt(() => main.Matcher.fromResponse(body)).replace(/ at line \d+ column \d+$/, '');
+          equal(attempt(() => matcher.Matcher.fromResponse(body)), expected, body);
+        }
+        const syntax = attempt(() => matcher.Matcher.fromResponse('nope'));
+        ok(syntax.startsWith('Error: not a pattern list response: ') && attempt(() => main.Matcher.fromResponse('nope')).startsWith('Error: not a pattern list response: '), syntax);
+      },
+    },
+  ];
 }
 
 function substitute(value, keys, etag) {

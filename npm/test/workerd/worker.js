@@ -16,16 +16,23 @@ import {
   revokeKey,
   toEvent,
 } from 'noise-filter';
+import * as nfMatcher from 'noise-filter/matcher';
 import fixtures from '../fixtures/requests.json';
 import oracle from '../../pkg/oracle.json';
-import { cases } from '../shared/cases.mjs';
+import { cases, entryCases, matcherCases } from '../shared/cases.mjs';
 
 const nf = { Matcher, MemoryStore, addCustomPatterns, createBeforeSend, createHandler, createKey, listCustomPatterns, parseStack, removeCustomPattern, revokeKey, toEvent };
 
 export default {
   async fetch() {
     const results = [];
-    for (const { name, fn } of cases({ nf, fixtures, oracle })) {
+    const all = [
+      ...cases({ nf, fixtures, oracle }),
+      // The matcher's cases again on `noise-filter/matcher` (its own wasm).
+      ...matcherCases({ nf: nfMatcher, fixtures, oracle }).map((c) => ({ ...c, name: `noise-filter/matcher: ${c.name}` })),
+      ...entryCases({ main: nf, matcher: nfMatcher }),
+    ];
+    for (const { name, fn } of all) {
       try {
         await fn();
         results.push({ name, ok: true });

@@ -21,7 +21,9 @@ await build({
   external: ['*.wasm'],
   logLevel: 'warning',
 });
-copyFileSync(fileURLToPath(import.meta.resolve('noise-filter/noise_filter_bg.wasm')), `${out}noise_filter_bg.wasm`);
+for (const wasm of ['noise_filter_bg.wasm', 'noise_filter_matcher_bg.wasm']) {
+  copyFileSync(fileURLToPath(import.meta.resolve(`noise-filter/${wasm}`)), `${out}${wasm}`);
+}
 writeFileSync(
   `${out}config.capnp`,
   `using Workerd = import "/workerd/workerd.capnp";
@@ -33,6 +35,7 @@ const worker :Workerd.Worker = (
   modules = [
     (name = "worker.js", esModule = embed "worker.js"),
     (name = "noise_filter_bg.wasm", wasm = embed "noise_filter_bg.wasm"),
+    (name = "noise_filter_matcher_bg.wasm", wasm = embed "noise_filter_matcher_bg.wasm"),
   ],
   compatibilityDate = "2025-11-01",
 );
