@@ -6,6 +6,10 @@
 //! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
 //! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` |
 //!
+//! `--immediate-abort` (any mode): the matcher-only wasm is built with
+//! nightly, `-Z build-std` and `-C panic=immediate-abort` (installs the
+//! nightly toolchain and `rust-src` with rustup when missing). Opt-in.
+//!
 //! Works from a clean clone: it adds the rustup target, installs the pinned
 //! `wasm-bindgen-cli` when missing and the npm dev dependencies (`binaryen`
 //! for `wasm-opt`; the test project's runtimes and tools) from their lock
@@ -57,6 +61,8 @@ struct Wasm {
     glue: &'static str,
     /// Features of `noise-filter-wasm`.
     cargo_args: &'static [&'static str],
+    /// The matcher-only wasm (built with nightly under `--immediate-abort`).
+    matcher_only: bool,
 }
 
 /// The main entry's wasm (handler and matcher), then the matcher-only wasm
@@ -67,11 +73,13 @@ const WASMS: [Wasm; 2] = [
         name: "noise_filter",
         glue: "glue.js",
         cargo_args: &[],
+        matcher_only: false,
     },
     Wasm {
         name: "noise_filter_matcher",
         glue: "matcher-glue.js",
         cargo_args: &["--no-default-features"],
+        matcher_only: true,
     },
 ];
 /// Chromium, as Debian installs it (`apt-get install chromium`).
@@ -80,12 +88,122 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// Entry point of `cargo xtask npm`.
 pub(crate) fn build(args: &[String]) -> Result {
     same_checkout()?;
-    match args.first().map(String::as_str) {
-        None | Some("build") => build_package().map(|_| ()),
-        Some("test") => test(),
-        Some("bench") => bench(),
-        Some(other) => Err(format!("unknown mode {other:?}: use build, test or bench")),
+    let abort = if args.iter().any(|a| a == IMMEDIATE_ABORT_FLAG) {
+        ImmediateAbort::Nightly
+    } else {
+        ImmediateAbort::No
+    };
+    let mode = args.iter().find(|a| !a.starts_with("--"));
+    match mode.map(String::as_str) {
+        None | Some("build") => build_package(abort).map(|_| ()),
+        Some("test") => test(abort),
+        Some("bench") => bench(abort),
+        Some(other) => Err(format!(
+            "unknown mode {other:?}: use build, test or bench (optionally with {IMMEDIATE_ABORT_FLAG})"
+        )),
     }
+}
+
+/// `cargo xtask npm <mode> --immediate-abort`: the matcher-only wasm is
+/// built with a nightly toolchain, `-Z build-std` and
+/// `-C panic=immediate-abort` (docs/NPM.md, "Size"). Opt-in: the default
+/// build needs only stable Rust.
+const IMMEDIATE_ABORT_FLAG: &str = "--immediate-abort";
+/// The nightly toolchain for `--immediate-abort` (`$NOISE_FILTER_NIGHTLY`
+/// overrides; measured with nightly 1.97.0 of 2026-05-19).
+const NIGHTLY: &str = "nightly";
+
+/// How the matcher-only wasm is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ImmediateAbort {
+    /// Stable Rust, `panic = "abort"` (the `wasm` profile), like the main wasm.
+    No,
+    /// Nightly, std rebuilt (`-Z build-std`) with `-C panic=immediate-abort`:
+    /// a panic traps at once instead of formatting a message first. To
+    /// JavaScript it is the same `RuntimeError: unreachable` (wasm32 has no
+    /// stderr for the message), and the formatting machinery only panics
+    /// used goes away (33 KB gzip).
+    Nightly,
+}
+
+fn nightly() -> String {
+    std::env::var("NOISE_FILTER_NIGHTLY").unwrap_or_else(|_| NIGHTLY.to_owned())
+}
+
+/// The nightly toolchain with `rust-src`, installed when missing (minimal
+/// profile). An installed toolchain is not updated.
+fn ensure_nightly() -> Result {
+    let toolchain = nightly();
+    let installed = Command::new("rustup")
+        .args(["run", &toolchain, "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        util::run(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            &toolchain,
+            "--profile",
+            "minimal",
+        ]))?;
+    }
+    util::run(Command::new("rustup").args([
+        "component",
+        "add",
+        "rust-src",
+        "--toolchain",
+        &toolchain,
+    ]))
+}
+
+/// `cargo build` of one wasm; returns the built file.
+fn cargo_build_wasm(wasm: &Wasm, abort: ImmediateAbort) -> Result<PathBuf> {
+    let use_nightly = abort == ImmediateAbort::Nightly && wasm.matcher_only;
+    let target_dir = if use_nightly {
+        // Its own target dir: other RUSTFLAGS and std would rebuild the
+        // stable artefacts every time.
+        util::target_dir().join("immediate-abort")
+    } else {
+        util::target_dir()
+    };
+    let mut cmd = if use_nightly {
+        let mut cmd = Command::new("rustup");
+        cmd.current_dir(util::root())
+            .args(["run", &nightly(), "cargo"])
+            .env_remove("RUSTC")
+            .env_remove("RUSTDOC")
+            .env_remove("RUSTUP_TOOLCHAIN")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env("RUSTFLAGS", "-Zunstable-options -Cpanic=immediate-abort")
+            .env("CARGO_TARGET_DIR", &target_dir);
+        cmd
+    } else {
+        util::cargo()
+    };
+    cmd.args([
+        "build",
+        "--package",
+        "noise-filter-wasm",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        "wasm",
+    ])
+    .args(wasm.cargo_args);
+    if use_nightly {
+        cmd.args(["-Z", "build-std=std,panic_abort"]);
+        // std as the prebuilt one is: at opt-level 3 (the profile's `s`
+        // made the matcher ~13% slower, for 0.3 KB gzip less).
+        for krate in ["core", "alloc", "std"] {
+            cmd.arg("--config")
+                .arg(format!("profile.wasm.package.{krate}.opt-level=3"));
+        }
+    }
+    util::run(&mut cmd)?;
+    Ok(target_dir
+        .join(WASM_TARGET)
+        .join("wasm")
+        .join("noise_filter_wasm.wasm"))
 }
 
 /// Refuses to run for another checkout than the one cargo was called in.
@@ -109,12 +227,15 @@ fn npm_dir() -> PathBuf {
 }
 
 /// Builds `npm/dist`; returns the tarball-ready package folder (`npm/`).
-fn build_package() -> Result<PathBuf> {
+fn build_package(abort: ImmediateAbort) -> Result<PathBuf> {
     let npm = npm_dir();
     let pkg = npm.join("pkg");
     let dist = npm.join("dist");
     util::ensure_targets(&[WASM_TARGET])?;
     ensure_wasm_bindgen()?;
+    if abort == ImmediateAbort::Nightly {
+        ensure_nightly()?;
+    }
     npm_install(&npm)?;
     reset_dir(&pkg)?;
     reset_dir(&dist)?;
@@ -122,23 +243,7 @@ fn build_package() -> Result<PathBuf> {
     for wasm in WASMS {
         // One cargo output path for both builds: each is bound before the
         // next build overwrites it.
-        util::run(
-            util::cargo()
-                .args([
-                    "build",
-                    "--package",
-                    "noise-filter-wasm",
-                    "--target",
-                    WASM_TARGET,
-                    "--profile",
-                    "wasm",
-                ])
-                .args(wasm.cargo_args),
-        )?;
-        let built = util::target_dir()
-            .join(WASM_TARGET)
-            .join("wasm")
-            .join("noise_filter_wasm.wasm");
+        let built = cargo_build_wasm(&wasm, abort)?;
         // One wasm-bindgen target for every runtime: `web` glue is plain ESM
         // with `initSync`; each runtime's entry (src/*.js) only loads the bytes.
         util::run(
@@ -337,8 +442,8 @@ fn package_version(npm: &Path) -> Result<String> {
 }
 
 /// `build`, then every suite against the installed package.
-fn test() -> Result {
-    let npm = build_package()?;
+fn test(abort: ImmediateAbort) -> Result {
+    let npm = build_package(abort)?;
     oracle(&npm)?;
     let tests = install_into_tests(&npm)?;
     let suites: Vec<(&str, Command)> = vec![
@@ -403,8 +508,8 @@ fn test() -> Result {
 }
 
 /// `build`, then the matcher benchmark (events from the oracle's output).
-fn bench() -> Result {
-    let npm = build_package()?;
+fn bench(abort: ImmediateAbort) -> Result {
+    let npm = build_package(abort)?;
     oracle(&npm)?;
     let tests = install_into_tests(&npm)?;
     util::run(
