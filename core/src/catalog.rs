@@ -193,7 +193,8 @@ mod tests {
     }
 
     /// Without `prerendered` (`cargo test -p noise-filter-core
-    /// --no-default-features`): rendered once, and to the digest's bytes.
+    /// --no-default-features --features endpoint`): rendered once, and to
+    /// the digest's bytes.
     #[test]
     #[cfg(not(feature = "prerendered"))]
     fn catalog_is_rendered_once_at_first_use() {
