@@ -8,11 +8,16 @@
 //! 2. `cargo fmt --check`;
 //! 3. the Spin component (the host's integration tests serve it);
 //! 4. every native test of the workspace (core, host, wasm binding, xtask);
-//! 5. the Spin component's glue, natively;
+//! 5. the Spin component's glue, natively; the core's tests again with the
+//!    feature sets the npm wasms use (without default features: the
+//!    matcher-only core; with `endpoint` only: the catalog rendered at
+//!    first use);
 //! 6. the core's tests compiled to `wasm32-wasip1`, run under Node's WASI;
 //! 7. the core builds for `wasm32-unknown-unknown` and `wasm32-wasip2`, and
 //!    its benchmarks compile;
-//! 8. the npm package: build, then its suites in Node, Bun, Deno, Chromium.
+//! 8. the npm package: build (its matcher-only wasm with the pinned nightly
+//!    the xtask installs), then its suites in Node, Bun, Deno, workerd and
+//!    Chromium.
 
 use std::process::Command;
 use std::time::Instant;
@@ -45,6 +50,18 @@ pub(crate) fn run(_args: &[String]) -> Result {
     })?;
     stage("spin glue tests", &|| {
         util::run(util::cargo().args(["test", "-p", "noise-filter-spin"]))
+    })?;
+    stage("core tests, npm feature sets", &|| {
+        // The matcher-only wasm's core, then the main npm wasm's (no
+        // `prerendered`, no `literal-prefilters`).
+        for features in [&[][..], &["--features", "endpoint"][..]] {
+            util::run(
+                util::cargo()
+                    .args(["test", "-p", "noise-filter-core", "--no-default-features"])
+                    .args(features),
+            )?;
+        }
+        Ok(())
     })?;
     stage("core tests under wasm", &wasm_test)?;
     stage("core builds for wasm, benches compile", &|| {
