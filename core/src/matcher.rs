@@ -334,14 +334,7 @@ impl Matcher {
     fn any_match(&self, text: &str, tried: &mut Vec<usize>) -> bool {
         tried.clear();
         if let Some(automaton) = &self.automaton {
-            let lowered;
-            let haystack = if text.is_ascii() {
-                text
-            } else {
-                lowered = text.to_lowercase();
-                &lowered
-            };
-            for hit in automaton.find_overlapping_iter(haystack) {
+            for hit in automaton.find_overlapping_iter(&*haystack(text)) {
                 match self.hits[hit.pattern().as_usize()] {
                     Hit::Pattern(_) => return true,
                     Hit::Candidate(slot) => {
@@ -372,16 +365,7 @@ impl Matcher {
         hits.clear();
         candidates.clear();
         if let Some(automaton) = &self.automaton {
-            // The automaton folds ASCII case itself; other text is lowercased
-            // first, exactly as `toLowerCase()` would.
-            let lowered;
-            let haystack = if text.is_ascii() {
-                text
-            } else {
-                lowered = text.to_lowercase();
-                &lowered
-            };
-            for hit in automaton.find_overlapping_iter(haystack) {
+            for hit in automaton.find_overlapping_iter(&*haystack(text)) {
                 match self.hits[hit.pattern().as_usize()] {
                     Hit::Pattern(index) => hits.push(index),
                     Hit::Candidate(slot) => candidates.push(slot),
@@ -471,4 +455,14 @@ fn required_literals(rust: &str) -> Option<Vec<String>> {
         }
     }
     None
+}
+
+/// The text the automaton searches: it folds ASCII case itself; other text
+/// is lowercased first, exactly as `toLowerCase()` would.
+fn haystack(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(text.to_lowercase())
+    }
 }

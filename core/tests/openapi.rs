@@ -1,5 +1,6 @@
 // Needs the core's `endpoint` feature (default), as the fixtures do.
 #![cfg(feature = "endpoint")]
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 //! `docs/openapi.json` agrees with the core.
 //!
 //! The document is compiled in (`include_str!`), so this also runs under wasm.
@@ -893,12 +894,7 @@ fn example_answer(variant: Variant, status: u16, name: &str) -> Response {
             return world.request("GET", path, &[("Authorization", "Bearer")]);
         }
         (401, "invalidApiKey") => {
-            return world.get(
-                path,
-                &ApiKey::from_random([0xee; KEY_RANDOM_BYTES])
-                    .expose()
-                    .to_owned(),
-            );
+            return world.get(path, ApiKey::from_random([0xee; KEY_RANDOM_BYTES]).expose());
         }
         (404, "notFound") => return world.get("/v1/filterz", &key),
         (405, "methodNotAllowed") => return world.request("DELETE", path, &[]),
@@ -1378,10 +1374,10 @@ fn validate(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut V
                 }
             }
             "minLength" => {
-                if let Some(s) = value.as_str() {
-                    if (s.chars().count() as u64) < argument.as_u64().unwrap() {
-                        errors.push(format!("{at}: {s:?} is shorter than {argument}"));
-                    }
+                if let Some(s) = value.as_str()
+                    && (s.chars().count() as u64) < argument.as_u64().unwrap()
+                {
+                    errors.push(format!("{at}: {s:?} is shorter than {argument}"));
                 }
             }
             "pattern" => {

@@ -5,7 +5,7 @@
 //! 1. setup: rustup targets; Debian packages the suites drive for real
 //!    (`redis-server` for the Redis store tests, `chromium` for the browser
 //!    tests), installed when missing and the user is root;
-//! 2. `cargo fmt --check`;
+//! 2. `cargo fmt --check`; `cargo clippy` on every target, warnings denied;
 //! 3. the Spin component (the host's integration tests serve it);
 //! 4. every native test of the workspace (core, host, wasm binding, xtask);
 //! 5. the Spin component's glue, natively; the core's tests again with the
@@ -43,6 +43,16 @@ pub(crate) fn run(_args: &[String]) -> Result {
     })?;
     stage("format", &|| {
         util::run(util::cargo().args(["fmt", "--all", "--check"]))
+    })?;
+    stage("lints", &|| {
+        util::run(util::cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "--deny",
+            "warnings",
+        ]))
     })?;
     stage("spin component", &|| crate::component::build().map(|_| ()))?;
     stage("native tests", &|| {
