@@ -62,9 +62,10 @@ pub(crate) fn run(_args: &[String]) -> Result {
         util::run(util::cargo().args(["test", "-p", "noise-filter-spin"]))
     })?;
     stage("core tests, npm feature sets", &|| {
-        // The matcher-only wasm's core, then the main npm wasm's (no
-        // `prerendered`, no `literal-prefilters`).
-        for features in [&[][..], &["--features", "endpoint"][..]] {
+        // The matcher-only wasm's core (its doctests show the endpoint, so
+        // they are left out), then the main npm wasm's (no `prerendered`,
+        // no `literal-prefilters`).
+        for features in [&["--lib", "--tests"][..], &["--features", "endpoint"][..]] {
             util::run(
                 util::cargo()
                     .args(["test", "-p", "noise-filter-core", "--no-default-features"])
