@@ -90,18 +90,19 @@ impl JsMatcher {
         frame_count: u32,
         has_user_agent: bool,
     ) -> u32 {
-        let [exception_type, message, frames, rest] =
-            split_utf16(texts, [type_len, message_len, frames_len]);
-        let frames: Vec<String> =
-            frames.map_or_else(Vec::new, |f| f.split('\n').map(str::to_owned).collect());
-        if frames.len() != frame_count as usize {
+        let Some(event) = EventTexts::split(
+            texts,
+            [type_len, message_len, frames_len],
+            frame_count,
+            has_user_agent,
+        ) else {
             return u32::MAX;
-        }
+        };
         self.verdict(
-            exception_type,
-            message,
-            frames,
-            rest.filter(|_| has_user_agent),
+            event.exception_type,
+            event.message,
+            event.frames().map(str::to_owned).collect(),
+            event.user_agent,
         )
     }
 
@@ -163,17 +164,19 @@ impl JsMatcher {
         let Some(Ok(texts)) = self.input.get(..len as usize).map(std::str::from_utf8) else {
             return u32::MAX;
         };
-        let [exception_type, message, frames, rest] =
-            split_utf16(texts, [type_len, message_len, frames_len]);
-        let count = frames.map_or(0, |f| f.bytes().filter(|&b| b == b'\n').count() + 1);
-        if count != frame_count as usize {
+        let Some(event) = EventTexts::split(
+            texts,
+            [type_len, message_len, frames_len],
+            frame_count,
+            has_user_agent,
+        ) else {
             return u32::MAX;
-        }
+        };
         u32::from(self.inner.is_noise_texts(
-            exception_type,
-            message,
-            frames.into_iter().flat_map(|f| f.split('\n')),
-            rest.filter(|_| has_user_agent),
+            event.exception_type,
+            event.message,
+            event.frames(),
+            event.user_agent,
         ))
     }
 
@@ -303,6 +306,42 @@ impl JsMatcher {
 
 /// Cuts `text` into the texts of `lengths` (UTF-16 code units; −1: absent,
 /// taking nothing) and the rest.
+/// An event's texts as JavaScript concatenated them (see
+/// [`JsMatcher::classify`]), borrowed from the buffer.
+struct EventTexts<'a> {
+    exception_type: Option<&'a str>,
+    message: Option<&'a str>,
+    /// The frame URLs joined by `\n`.
+    frames: Option<&'a str>,
+    user_agent: Option<&'a str>,
+}
+
+impl<'a> EventTexts<'a> {
+    /// Splits `texts` by the UTF-16 `lengths` of type, message and frames;
+    /// `None` when the frames do not split into `frame_count` (one holds a
+    /// `\n`: the caller passes them apart).
+    fn split(
+        texts: &'a str,
+        lengths: [i32; 3],
+        frame_count: u32,
+        has_user_agent: bool,
+    ) -> Option<EventTexts<'a>> {
+        let [exception_type, message, frames, rest] = split_utf16(texts, lengths);
+        let count = frames.map_or(0, |f| f.bytes().filter(|&b| b == b'\n').count() + 1);
+        (count == frame_count as usize).then_some(EventTexts {
+            exception_type,
+            message,
+            frames,
+            user_agent: rest.filter(|_| has_user_agent),
+        })
+    }
+
+    /// The frame URLs, in order.
+    fn frames(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        self.frames.into_iter().flat_map(|f| f.split('\n'))
+    }
+}
+
 fn split_utf16(text: &str, lengths: [i32; 3]) -> [Option<&str>; 4] {
     let ascii = text.is_ascii();
     let mut out = [None; 4];
