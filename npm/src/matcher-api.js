@@ -9,12 +9,9 @@
 // Types: matcher.d.ts.
 
 import * as wasm from './matcher-glue.js';
-import { Classifier } from './matching.js';
+import { Classifier, responseText } from './matching.js';
 
 export { createBeforeSend, parseStack, toEvent } from './matching.js';
-
-let memory;
-const wasmMemory = () => (memory ??= wasm.wasmMemory());
 
 /** The patterns of a compiled set, applied to error events. */
 export class Matcher extends Classifier {
@@ -22,8 +19,7 @@ export class Matcher extends Classifier {
 
   /** Use `Matcher.builtin`, `Matcher.fromResponse` or `Matcher.fromPatterns`. */
   constructor(raw) {
-    if (!(raw instanceof wasm.Matcher)) throw new TypeError('use Matcher.builtin, fromResponse or fromPatterns');
-    super(raw, wasmMemory);
+    super(raw, wasm);
     this.#raw = raw;
   }
 
@@ -34,10 +30,7 @@ export class Matcher extends Classifier {
 
   /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
   static fromResponse(body) {
-    let json;
-    if (typeof body === 'string') json = body;
-    else if (body instanceof Uint8Array || body instanceof ArrayBuffer) json = new TextDecoder().decode(body);
-    else json = JSON.stringify(body);
+    const json = responseText(body);
     let parsed;
     try {
       parsed = JSON.parse(json);

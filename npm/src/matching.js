@@ -26,13 +26,14 @@ export class Classifier {
   #view;
 
   /**
-   * `raw`: the binding's matcher; `memory`: returns the wasm module's
-   * memory (where the input buffer lives). Subclasses (each entry's
+   * `raw`: the binding's matcher, made by `glue` (the entry's wasm-bindgen
+   * module, whose memory holds the input buffer). Subclasses (each entry's
    * `Matcher`) add the constructors and `patterns`.
    */
-  constructor(raw, memory) {
+  constructor(raw, glue) {
+    if (!(raw instanceof glue.Matcher)) throw new TypeError('use Matcher.builtin, fromResponse or fromPatterns');
     this.#raw = raw;
-    this.#memory = memory;
+    this.#memory = () => glue.wasmMemory();
   }
 
   /** Which patterns match which text of the event. */
@@ -108,6 +109,13 @@ export class Classifier {
     if (found !== APART) return found;
     return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
   }
+}
+
+/** A response body given as text, bytes or parsed JSON, as JSON text. */
+export function responseText(body) {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array || body instanceof ArrayBuffer) return new TextDecoder().decode(body);
+  return JSON.stringify(body);
 }
 
 /**
