@@ -117,18 +117,15 @@ impl Guest {
     /// state of the store and take the file's read lock once. Other stores
     /// read directly.
     async fn read(&mut self, label: OpenLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
-        let slot = label.slot();
-        let stores = self.stores.clone();
-        let Backend::Sqlite(sqlite) = stores.backend(label) else {
-            return stores.backend(label).get(label.name, key).await;
+        let backend = self.stores.backend(label);
+        let Backend::Sqlite(sqlite) = backend else {
+            return backend.get(label.name, key).await;
         };
-        if self.snapshots[slot].is_none() {
-            self.snapshots[slot] = Some(sqlite.snapshot()?);
-        }
-        match &self.snapshots[slot] {
-            Some(snapshot) => snapshot.get(label.name, key),
-            None => sqlite.get(label.name, key),
-        }
+        let snapshot = match &mut self.snapshots[label.slot()] {
+            Some(snapshot) => snapshot,
+            empty @ None => empty.insert(sqlite.snapshot()?),
+        };
+        snapshot.get(label.name, key)
     }
 
     /// Before a write to `label` (or a compare-and-swap's read): ends the
