@@ -65,7 +65,8 @@ pub struct Cas {
     seen: Option<Vec<u8>>,
 }
 
-/// The state of one instance (one request).
+/// The host side of one instance: WASI, wasi:http and key-value state, for
+/// one request at a time.
 pub(crate) struct Guest {
     wasi: WasiCtx,
     http: WasiHttpCtx,
@@ -100,6 +101,18 @@ impl Guest {
             stores,
             snapshots: [None, None],
         }
+    }
+
+    /// After a request: ends its read snapshots; says whether the instance
+    /// holds no resource any more (everything of the request released).
+    pub(crate) fn end_request(&mut self) -> bool {
+        // A snapshot kept open would serve the next request from an old
+        // state of the store (a revoked key still accepted) and hold back
+        // the WAL checkpoint.
+        for label in [DEFAULT, RATE] {
+            self.end_snapshot(label);
+        }
+        self.table.is_empty()
     }
 
     fn open_label(&self, name: &str) -> Option<OpenLabel> {

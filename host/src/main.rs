@@ -99,6 +99,12 @@ struct ServeArgs {
     /// Do not create a demo key when the store has none.
     #[arg(long)]
     no_demo_key: bool,
+    /// Requests one component instance serves, one after another, before it
+    /// is dropped (wasmtime serve's option of the same name). 1: a fresh
+    /// instance for every request, as Spin runs a WASI 0.2 component.
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_REUSE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_instance_reuse_count: u32,
 }
 
 #[derive(Debug, Subcommand)]
@@ -235,6 +241,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 listen: args.listen,
                 component,
                 fixed_time_ms: args.fixed_time_ms,
+                reuse: args.max_instance_reuse_count,
             };
             let ready = serve::start(&options).await?;
             println!("{store_line}");

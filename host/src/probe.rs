@@ -1,8 +1,8 @@
 //! `bench-call` (hidden): the per-request cost of the component alone.
 //!
 //! Sends the same authorized `GET` through the exact path `serve` uses
-//! (fresh instance from the pool, the component's `handle`, the response
-//! body collected, the instance dropped) in a loop, with no socket, and
+//! (an instance taken, the component's `handle`, the response body
+//! collected, the instance released) in a loop, with no socket, and
 //! in the same process the core's native `run` for the same request as
 //! the baseline. The load benchmark (`host/benches/load.sh`) says how the
 //! server does; this says where a request's time goes, and is what `perf
@@ -37,11 +37,21 @@ pub(crate) struct ProbeArgs {
     /// Measured rounds (alternating component and native core).
     #[arg(long, default_value_t = 3)]
     rounds: u32,
+    /// Requests one instance serves before it is dropped, as `serve`'s
+    /// option (1: a fresh instance each).
+    #[arg(long, value_name = "N", default_value_t = crate::serve::DEFAULT_REUSE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_instance_reuse_count: u32,
 }
 
 /// Runs the probe and prints one line per round and the median ratio.
 pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> anyhow::Result<()> {
-    let server = Server::new(crate::serve::prepare(&component)?, stores, None);
+    let server = Server::new(
+        crate::serve::prepare(&component)?,
+        stores,
+        None,
+        args.max_instance_reuse_count,
+    );
     let mut ratios = Vec::new();
     for round in 1..=args.rounds {
         // Fresh keys for each round, 500 requests each: every answer is the
@@ -123,15 +133,17 @@ async fn fresh_keys(server: &Server, count: u32) -> anyhow::Result<(Vec<String>,
 /// Time spent in each phase of a request, summed over a round.
 #[derive(Debug, Default)]
 struct Phases {
-    /// Store and WASI context made, request and out-param handed over.
-    setup: Duration,
-    /// `instantiate_async` from the pre-instantiated component.
+    /// An instance taken: an idle one, or a new one instantiated from the
+    /// pre-instantiated component (store and WASI context made).
     instantiate: Duration,
+    /// The request and the response out-param handed over.
+    setup: Duration,
     /// The component's `handle`, key-value calls included.
     handle: Duration,
     /// The response taken and its body collected.
     collect: Duration,
-    /// The store dropped: the instance's memory reset for the pool.
+    /// The instance released: kept for the next request (its snapshots
+    /// ended), or dropped and its memory reset for the pool.
     teardown: Duration,
 }
 
@@ -145,29 +157,40 @@ impl Phases {
         request: hyper::Request<Empty<Bytes>>,
     ) -> anyhow::Result<usize> {
         let t0 = Instant::now();
-        let mut store = server.new_store();
+        let crate::serve::Warm {
+            mut store,
+            proxy,
+            served,
+        } = server.instance().await?;
+        let t1 = Instant::now();
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let request = store
             .data_mut()
             .http()
             .new_incoming_request(Scheme::Http, request)?;
         let out = store.data_mut().http().new_response_outparam(sender)?;
-        let t1 = Instant::now();
-        let proxy = server.pre().instantiate_async(&mut store).await?;
         let t2 = Instant::now();
-        proxy
+        let outcome = proxy
             .wasi_http_incoming_handler()
             .call_handle(&mut store, request, out)
-            .await?;
+            .await;
         let t3 = Instant::now();
         let response = receiver.await?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
         anyhow::ensure!(response.status() == 200, "status {}", response.status());
         let body = response.into_body().collect().await?.to_bytes();
         let t4 = Instant::now();
-        drop(store);
+        server.release(
+            crate::serve::Warm {
+                store,
+                proxy,
+                served,
+            },
+            outcome.is_ok(),
+        );
+        outcome?;
         let t5 = Instant::now();
-        self.setup += t1 - t0;
-        self.instantiate += t2 - t1;
+        self.instantiate += t1 - t0;
+        self.setup += t2 - t1;
         self.handle += t3 - t2;
         self.collect += t4 - t3;
         self.teardown += t5 - t4;
@@ -177,9 +200,9 @@ impl Phases {
     fn report(&self, requests: u32) -> String {
         let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(requests);
         format!(
-            "setup {:.1} µs, instantiate {:.1} µs, handle {:.1} µs, collect {:.1} µs, teardown {:.1} µs",
-            per(self.setup),
+            "instantiate {:.1} µs, setup {:.1} µs, handle {:.1} µs, collect {:.1} µs, teardown {:.1} µs",
             per(self.instantiate),
+            per(self.setup),
             per(self.handle),
             per(self.collect),
             per(self.teardown)

@@ -1,9 +1,11 @@
 //! `serve`: the component under wasmtime, behind a hyper server.
 //!
 //! The component is compiled once at start and pre-instantiated
-//! ([`ProxyPre`]); each request gets a fresh instance from the pooling
-//! allocator, as under Spin. The host adds nothing to the component's
-//! answer but framing.
+//! ([`ProxyPre`]); instances come from the pooling allocator. An instance
+//! that finished a request cleanly serves the next one, up to
+//! `--max-instance-reuse-count` requests (as `wasmtime serve` and Spin reuse
+//! WASI 0.3 instances); 1 gives every request a fresh instance. The host adds
+//! nothing to the component's answer but framing.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,8 +25,8 @@ use wasmtime::{
 };
 use wasmtime_wasi::{HostWallClock, WasiCtx};
 use wasmtime_wasi_http::WasiHttpView;
-use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::guest::{self, Guest};
@@ -32,6 +34,15 @@ use crate::kv::Stores;
 
 /// Most instances alive at once (requests in flight).
 const MAX_INSTANCES: u32 = 256;
+
+/// Requests an instance serves before it is dropped, by default: the
+/// default of `wasmtime serve` and of Spin for WASI 0.3 components. Instance
+/// and teardown then cost under 1 % of what they cost per request.
+pub(crate) const DEFAULT_REUSE: u32 = 128;
+
+/// Most idle instances kept for reuse; each holds a pool slot and its
+/// resident memory.
+const MAX_IDLE: usize = 64;
 
 /// What `serve` needs.
 #[derive(Debug)]
@@ -43,6 +54,8 @@ pub(crate) struct ServeOptions {
     /// Milliseconds since the epoch that the component's wall clock always
     /// reads (tests); `None`: the real clock.
     pub(crate) fixed_time_ms: Option<u64>,
+    /// Requests one instance serves before it is dropped (≥ 1).
+    pub(crate) reuse: u32,
 }
 
 /// A wall clock that always reads the same instant.
@@ -64,6 +77,20 @@ pub(crate) struct Server {
     pre: ProxyPre<Guest>,
     stores: Arc<Stores>,
     clock: Option<FixedClock>,
+    /// Requests one instance may serve before it is dropped (1: a fresh
+    /// instance for every request).
+    reuse: u32,
+    /// Instances that finished a request cleanly and may take another,
+    /// most recently used last (its pages are the warmest).
+    idle: std::sync::Mutex<Vec<Warm>>,
+}
+
+/// An instance between two requests.
+pub(crate) struct Warm {
+    pub(crate) store: Store<Guest>,
+    pub(crate) proxy: Proxy,
+    /// Requests it has served.
+    pub(crate) served: u32,
 }
 
 /// Compiles the component and links it against WASI, wasi:http and the
@@ -84,6 +111,11 @@ pub(crate) fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Gu
         .decommit_batch_size(16);
     let mut config = Config::new();
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // Profiling: `perf` names the component's functions from the map file
+    // (/tmp/perf-<pid>.map) wasmtime writes.
+    if std::env::var_os("NOISE_FILTER_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     // Compiled code is cached on disk (wasmtime's cache, keyed by the
     // component's bytes and the engine's settings): a restart with the same
     // component skips compilation.
@@ -118,6 +150,7 @@ pub(crate) struct Ready {
     pre: ProxyPre<Guest>,
     listener: TcpListener,
     clock: Option<FixedClock>,
+    reuse: u32,
     /// `http://<bound address>`.
     pub(crate) base: String,
 }
@@ -152,6 +185,7 @@ pub(crate) async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         pre,
         listener,
         clock,
+        reuse: options.reuse.max(1),
         base,
     })
 }
@@ -162,12 +196,15 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         pre,
         listener,
         clock,
+        reuse,
         ..
     } = ready;
     let server = Arc::new(Server {
         pre,
         stores: Arc::new(stores),
         clock,
+        reuse,
+        idle: std::sync::Mutex::new(Vec::new()),
     });
     loop {
         let (socket, _) = tokio::select! {
@@ -210,12 +247,19 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
 impl Server {
     /// A server for `pre` over `stores`; `fixed_time_ms` as in
     /// [`ServeOptions`].
-    pub(crate) fn new(pre: ProxyPre<Guest>, stores: Stores, fixed_time_ms: Option<u64>) -> Server {
-        Server {
+    pub(crate) fn new(
+        pre: ProxyPre<Guest>,
+        stores: Stores,
+        fixed_time_ms: Option<u64>,
+        reuse: u32,
+    ) -> Arc<Server> {
+        Arc::new(Server {
             pre,
             stores: Arc::new(stores),
             clock: fixed_time_ms.map(|ms| FixedClock(Duration::from_millis(ms))),
-        }
+            reuse: reuse.max(1),
+            idle: std::sync::Mutex::new(Vec::new()),
+        })
     }
 
     /// The stores requests are served from.
@@ -224,7 +268,7 @@ impl Server {
     }
 
     async fn handle(
-        &self,
+        self: &Arc<Self>,
         request: hyper::Request<hyper::body::Incoming>,
     ) -> hyper::Response<HyperOutgoingBody> {
         match self.call_guest(request).await {
@@ -249,21 +293,57 @@ impl Server {
         )
     }
 
-    /// The compiled, linked component.
-    pub(crate) fn pre(&self) -> &ProxyPre<Guest> {
-        &self.pre
+    /// An instance for one request: the most recently used idle one, or a
+    /// new one from the pool.
+    pub(crate) async fn instance(&self) -> anyhow::Result<Warm> {
+        let idle = self.idle.lock().map(|mut idle| idle.pop()).ok().flatten();
+        if let Some(warm) = idle {
+            return Ok(warm);
+        }
+        let mut store = self.new_store();
+        let proxy = self
+            .pre
+            .instantiate_async(&mut store)
+            .await
+            .map_err(anyhow::Error::from)?;
+        Ok(Warm {
+            store,
+            proxy,
+            served: 0,
+        })
     }
 
-    /// One request through a fresh instance of the component.
+    /// After a request: keeps the instance for another one if its call
+    /// returned, it released every resource it was given or made, and it
+    /// has served fewer than `reuse` requests; otherwise drops it (its
+    /// memory is reset for the pool).
+    pub(crate) fn release(&self, mut warm: Warm, returned: bool) {
+        warm.served += 1;
+        let clean = warm.store.data_mut().end_request();
+        if returned
+            && clean
+            && warm.served < self.reuse
+            && let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_IDLE
+        {
+            idle.push(warm);
+        }
+    }
+
+    /// One request through an instance of the component.
     pub(crate) async fn call_guest<B>(
-        &self,
+        self: &Arc<Self>,
         request: hyper::Request<B>,
     ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>>
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
-        let mut store = self.new_store();
+        let Warm {
+            mut store,
+            proxy,
+            served,
+        } = self.instance().await.context("the component failed")?;
         let (sender, mut receiver) = tokio::sync::oneshot::channel();
         let request = store
             .data_mut()
@@ -275,13 +355,21 @@ impl Server {
             .http()
             .new_response_outparam(sender)
             .map_err(anyhow::Error::from)?;
-        let pre = self.pre.clone();
+        let server = self.clone();
         let mut guest = Box::pin(async move {
-            let proxy = pre.instantiate_async(&mut store).await?;
-            proxy
+            let outcome = proxy
                 .wasi_http_incoming_handler()
                 .call_handle(&mut store, request, out)
-                .await
+                .await;
+            server.release(
+                Warm {
+                    store,
+                    proxy,
+                    served,
+                },
+                outcome.is_ok(),
+            );
+            outcome
         });
         // Run the guest in this connection's task: it usually sets the
         // response and writes the whole body in one go, so no second task

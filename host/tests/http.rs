@@ -76,8 +76,26 @@ const INVALID: &str = "Invalid API key";
 
 #[test]
 fn every_answer_is_the_cores_bytes() {
-    let f = fixture("bytes");
-    let host = Host::start(f.state.path(), &[]);
+    answers_are_the_cores_bytes("bytes", &[]);
+}
+
+/// The same table with a fresh instance for every request (as Spin runs a
+/// WASI 0.2 component): reuse changes no byte, and neither does its absence.
+#[test]
+fn every_answer_is_the_cores_bytes_with_a_fresh_instance_each() {
+    answers_are_the_cores_bytes("fresh", &["--max-instance-reuse-count", "1"]);
+}
+
+/// Sends every row of the table to a host started with `serve_args`; each
+/// answer must be the core's.
+fn answers_are_the_cores_bytes(name: &str, serve_args: &[&str]) {
+    let f = fixture(name);
+    let now = support::NOW_MS.to_string();
+    let host = Host::start_with(
+        f.state.path(),
+        &[],
+        &[&["--fixed-time-ms", now.as_str()], serve_args].concat(),
+    );
     let mut core = memory_copy(&f.state.db());
     let bearer = |key: &str| format!("Bearer {key}");
     let (a, b, r) = (bearer(&f.acme), bearer(&f.beta), bearer(&f.revoked));
