@@ -7,6 +7,8 @@
 #
 #   host/benches/load.sh                   # 10 s per server
 #   DURATION=30s host/benches/load.sh
+#   HOST_ARGS="--max-instance-reuse-count 1" host/benches/load.sh   # a fresh instance per request
+#   TARGET_PATH=/api/v1/filters host/benches/load.sh
 #
 # Every request carries a valid key and is answered 200: the keys rotate over
 # a pool large enough that none reaches its 1000 requests per minute. The run
@@ -20,6 +22,8 @@ CONNECTIONS="${CONNECTIONS:-32}"
 THREADS="${THREADS:-2}"
 KEYS="${KEYS:-800}"
 TARGET_PATH="${TARGET_PATH:-/v1/filters}"
+# Extra `serve` options for the host (word-split on purpose).
+HOST_ARGS="${HOST_ARGS:-}"
 
 # Some shells here export RUST_BACKTRACE=1; then every internal error value
 # (the runtime makes some in normal operation) captures a
@@ -110,7 +114,8 @@ rows=""
 host_all=""
 floor_all=""
 for round in $(seq 1 "$ROUNDS"); do
-  start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --no-demo-key --component "$COMPONENT"
+  # shellcheck disable=SC2086
+  start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --no-demo-key --component "$COMPONENT" $HOST_ARGS
   read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}")"
   kill "${PIDS[-1]}"
   rows+="| $round | host (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
@@ -128,7 +133,7 @@ read -r host_rps host_p50 host_p99 host_cpu <<<"$(median "$host_all")"
 read -r floor_rps floor_p50 floor_p99 floor_cpu <<<"$(median "$floor_all")"
 ratio="$(awk -v h="$host_rps" -v f="$floor_rps" 'BEGIN { printf "%.1f", 100 * h / f }')"
 cat <<TABLE
-wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores), $ROUNDS rounds
+wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores), $ROUNDS rounds, host options: ${HOST_ARGS:-(defaults)}
 
 | round | server | requests/s | p50 | p99 | server CPU per request |
 |---|---|---:|---:|---:|---:|
