@@ -10,6 +10,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -83,6 +84,10 @@ pub(crate) struct Server {
     /// Instances that finished a request cleanly and may take another,
     /// most recently used last (its pages are the warmest).
     idle: std::sync::Mutex<Vec<Warm>>,
+    /// Requests handed to the component, and instances made for them: said
+    /// when the server stops.
+    requests: AtomicU64,
+    instances: AtomicU64,
 }
 
 /// An instance between two requests.
@@ -205,6 +210,8 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         clock,
         reuse,
         idle: std::sync::Mutex::new(Vec::new()),
+        requests: AtomicU64::new(0),
+        instances: AtomicU64::new(0),
     });
     loop {
         let (socket, _) = tokio::select! {
@@ -218,7 +225,11 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
                 }
             },
             _ = tokio::signal::ctrl_c() => {
-                eprintln!("interrupted, stopping");
+                eprintln!(
+                    "interrupted, stopping (requests served: {}, instances made: {})",
+                    server.requests.load(Ordering::Relaxed),
+                    server.instances.load(Ordering::Relaxed)
+                );
                 return Ok(());
             }
         };
@@ -259,6 +270,8 @@ impl Server {
             clock: fixed_time_ms.map(|ms| FixedClock(Duration::from_millis(ms))),
             reuse: reuse.max(1),
             idle: std::sync::Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            instances: AtomicU64::new(0),
         })
     }
 
@@ -300,6 +313,7 @@ impl Server {
         if let Some(warm) = idle {
             return Ok(warm);
         }
+        self.instances.fetch_add(1, Ordering::Relaxed);
         let mut store = self.new_store();
         let proxy = self
             .pre
@@ -339,6 +353,7 @@ impl Server {
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
+        self.requests.fetch_add(1, Ordering::Relaxed);
         let Warm {
             mut store,
             proxy,

@@ -458,6 +458,28 @@ fn answers_are_the_cores_bytes(name: &str, serve_args: &[&str]) {
     assert_eq!(reply.status, 200);
 }
 
+/// An instance serves at most `--max-instance-reuse-count` requests: ten
+/// requests one after another with a count of 3 are served by four
+/// instances, and with 1 by ten (the operator reads it when stopping it).
+#[test]
+fn instances_serve_at_most_the_reuse_count() {
+    let f = fixture("reuse");
+    for (count, instances) in [("3", 4), ("1", 10)] {
+        let mut host =
+            Host::start_with(f.state.path(), &[], &["--max-instance-reuse-count", count]);
+        for _ in 0..10 {
+            assert_eq!(host.get("/v1/filters", &f.acme).status, 200);
+        }
+        let said = host.interrupt();
+        assert!(
+            said.contains(&format!(
+                "(requests served: 10, instances made: {instances})"
+            )),
+            "reuse count {count}: {said}"
+        );
+    }
+}
+
 #[test]
 fn admin_changes_take_effect_while_serving() {
     let f = fixture("live");

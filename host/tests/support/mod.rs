@@ -185,6 +185,8 @@ pub struct Host {
     pub addr: String,
     /// Everything it printed on stdout after the first line.
     pub greeting: Arc<std::sync::Mutex<String>>,
+    /// The file its stderr goes to.
+    stderr: PathBuf,
 }
 
 impl Host {
@@ -195,8 +197,8 @@ impl Host {
 
     /// Starts `serve` on a free port with extra `serve` arguments.
     pub fn start_with(state: &Path, store_args: &[&str], extra: &[&str]) -> Host {
-        let stderr =
-            std::fs::File::create(state.join(format!("host-{}.stderr", unique()))).unwrap();
+        let stderr_path = state.join(format!("host-{}.stderr", unique()));
+        let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut child = host_cmd(state, store_args)
             .args(["serve", "--listen", "127.0.0.1:0", "--component"])
             .arg(component())
@@ -226,6 +228,7 @@ impl Host {
             child,
             addr,
             greeting,
+            stderr: stderr_path,
         }
     }
 
@@ -241,6 +244,19 @@ impl Host {
             target,
             &[("authorization", &format!("Bearer {key}"))],
         )
+    }
+
+    /// SIGINT (Ctrl-C), as an operator stops it; waits for it to exit and
+    /// returns what it printed on stderr.
+    pub fn interrupt(&mut self) -> String {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -INT failed");
+        let exit = self.child.wait().unwrap();
+        assert!(exit.success(), "stopped with {exit}");
+        std::fs::read_to_string(&self.stderr).unwrap()
     }
 
     /// SIGKILL, and wait for it to be gone.
