@@ -138,15 +138,10 @@ impl Rendered {
         }
     }
 
-    /// Appends the fragments of `category` at or above `min_confidence` and
-    /// returns the byte range copied. They are a prefix of the category's
-    /// run, so this is one copy.
-    pub(crate) fn push_category(
-        &self,
-        category: Category,
-        min_confidence: f64,
-        out: &mut Vec<u8>,
-    ) -> (u32, u32) {
+    /// The span of the fragments of `category` at or above
+    /// `min_confidence`, as a byte range of [`Rendered::bytes`]. They are a
+    /// prefix of the category's run, so this is one span.
+    pub(crate) fn category_span(&self, category: Category, min_confidence: f64) -> (u32, u32) {
         let first = self.category_starts[category.index()] as usize;
         let last = self.category_starts[category.index() + 1] as usize;
         let run = &self.entries[first..last];
@@ -159,14 +154,12 @@ impl Rendered {
         if kept == 0 {
             return (start, start);
         }
-        let end = run[kept - 1].0;
-        out.extend_from_slice(&self.fragments.as_bytes()[start as usize..end as usize]);
-        (start, end)
+        (start, run[kept - 1].0)
     }
 
-    /// Total length of all fragments: an upper bound for a body's built-in part.
-    pub(crate) fn len(&self) -> usize {
-        self.fragments.len()
+    /// Every fragment, in catalog order: the bytes the spans index.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.fragments.as_bytes()
     }
 }
 
@@ -189,7 +182,7 @@ mod tests {
             digest.update(rendered.fragments.as_bytes());
         }
         assert_eq!(digest.digest(), DIGEST);
-        assert!(Rendered::of(Variant::A).len() > 50_000);
+        assert!(Rendered::of(Variant::A).bytes().len() > 50_000);
     }
 
     /// Without `prerendered` (`cargo test -p noise-filter-core

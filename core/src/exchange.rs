@@ -31,6 +31,8 @@
 //! parameters from a valid key still counts; a key over its limit gets 429
 //! whatever it sends.
 
+use std::borrow::Cow;
+
 use crate::auth::{self, KeyHash};
 use crate::custom::ServingView;
 use crate::error::Rejection;
@@ -341,7 +343,7 @@ impl Exchange {
             let mut response = Response {
                 status: 304,
                 headers: Vec::new(),
-                body: Vec::new(),
+                body: Cow::Borrowed(&[]),
             };
             push_cache_headers(&mut response, etag);
             push_rate_headers(&mut response, remaining, self.window.seconds_left());
@@ -352,7 +354,7 @@ impl Exchange {
         let mut response = Response {
             status: 200,
             headers: vec![("content-type", "application/json".into())],
-            body: if self.head { Vec::new() } else { body },
+            body: if self.head { Cow::Borrowed(&[]) } else { body },
         };
         push_cache_headers(&mut response, etag);
         push_rate_headers(&mut response, remaining, self.window.seconds_left());
@@ -430,7 +432,7 @@ fn error_response(rejection: &Rejection) -> Response {
             ("content-type", "application/json".into()),
             ("cache-control", "no-store".into()),
         ],
-        body: rejection.body(),
+        body: Cow::Owned(rejection.body()),
     };
     match rejection {
         Rejection::MalformedAuthorization
@@ -464,7 +466,7 @@ impl Rejection {
 
 fn strip_head(head: bool, mut response: Response) -> Response {
     if head {
-        response.body.clear();
+        response.body = Cow::Borrowed(&[]);
     }
     response
 }
@@ -483,7 +485,7 @@ fn preflight() -> Response {
             ("access-control-allow-headers", "Authorization".into()),
             ("access-control-max-age", "86400".into()),
         ],
-        body: Vec::new(),
+        body: Cow::Borrowed(&[]),
     }
 }
 

@@ -1,5 +1,7 @@
 //! Requests and responses as plain data.
 
+use std::borrow::Cow;
+
 /// A request as the shell received it.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
@@ -40,8 +42,10 @@ pub struct Response {
     pub status: u16,
     /// Header lines in order.
     pub headers: Vec<(&'static str, String)>,
-    /// The body (empty for HEAD, 204 and 304).
-    pub body: Vec<u8>,
+    /// The body (empty for HEAD, 204 and 304). Borrowed when it is static
+    /// data (the whole built-in catalog of a variant), so a shell can send
+    /// it from where it lies.
+    pub body: Cow<'static, [u8]>,
 }
 
 impl Response {

@@ -1,5 +1,8 @@
 //! The body of a successful response, per variant, and its ETag.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::catalog::{self, Rendered};
@@ -10,7 +13,9 @@ use crate::pattern::{Category, Variant};
 /// Renders the pattern list for `filter`: the built-ins in catalog order
 /// (category as in interface.md 2.3, then confidence, highest first, then id),
 /// then the account's custom patterns in the order they were added. Returns
-/// the body and its strong ETag.
+/// the body (borrowed when it is the variant's usual answer, which is made
+/// once: the most common body is not copied per request) and its strong
+/// ETag.
 ///
 /// The ETag is the 128-bit XXH3 of everything that makes up the body: the
 /// bytes written here (envelope, version, custom patterns) and, for the
@@ -21,57 +26,160 @@ pub fn render(
     variant: Variant,
     filter: &Filter,
     custom: Option<&ServingView<'_>>,
-) -> (Vec<u8>, String) {
-    let rendered = Rendered::of(variant);
-    let custom_len = custom.map_or(0, |c| c.entries.iter().map(|e| e.a.len() + 1).sum());
-    let mut body = Vec::with_capacity(rendered.len() + 64 + custom_len);
+) -> (Cow<'static, [u8]>, String) {
+    let plan = Plan::new(variant, filter, custom);
+    // The answer most requests get (no parameter, no custom pattern listed)
+    // is made once, when first asked for, and then sent as it is instead of
+    // being copied for every request.
+    let body = if plan.same_bytes(usual_plan(variant)) {
+        Cow::Borrowed(usual_body(variant))
+    } else {
+        Cow::Owned(plan.assemble())
+    };
+    (body, plan.etag)
+}
+
+/// What a body is made of: its head, spans of the variant's rendered
+/// catalog, its own tail (custom patterns, the list's end), and its ETag.
+struct Plan {
+    fragments: &'static [u8],
+    head: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    tail: Vec<u8>,
+    etag: String,
+}
+
+impl Plan {
+    fn new(variant: Variant, filter: &Filter, custom: Option<&ServingView<'_>>) -> Plan {
+        let rendered = Rendered::of(variant);
+        let fragments = rendered.bytes();
+        let head = head(variant, version(filter, custom));
+        let mut hasher = Xxh3::new();
+        hasher.update(&catalog::DIGEST.to_le_bytes());
+        hasher.update(&[variant as u8]);
+        hasher.update(&head);
+        // The built-ins: spans of the rendered catalog (those of adjacent
+        // categories join into one; at most one per category).
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(Category::ALL.len());
+        for category in Category::ALL {
+            if filter.wants(category) {
+                let (from, to) = rendered.category_span(category, filter.min_confidence);
+                hasher.update(&from.to_le_bytes());
+                hasher.update(&to.to_le_bytes());
+                let (from, to) = (from as usize, to as usize);
+                match spans.last_mut() {
+                    _ if from == to => {}
+                    Some(last) if last.1 == from => last.1 = to,
+                    _ => spans.push((from, to)),
+                }
+            }
+        }
+        // Then the custom patterns and the end of the list.
+        let mut tail = Vec::new();
+        if let Some(custom) = custom.filter(|_| filter.include_custom) {
+            tail.reserve(custom.entries.iter().map(|e| e.a.len() + 1).sum::<usize>() + 2);
+            for entry in &custom.entries {
+                if !filter.wants_custom(entry.category, entry.confidence) {
+                    continue;
+                }
+                let json = match variant {
+                    Variant::A => &entry.a,
+                    Variant::B => &entry.b,
+                };
+                // Variant B lists substrings only: a regex has no B rendering.
+                if !json.is_empty() {
+                    tail.extend_from_slice(json);
+                    tail.push(b',');
+                }
+            }
+        }
+        // Every listed pattern ends in a comma; the last one's goes.
+        let mut builtin_comma_dropped = false;
+        if tail.last() == Some(&b',') {
+            tail.pop();
+        } else if let Some(last) = spans.last_mut()
+            && fragments[last.1 - 1] == b','
+        {
+            last.1 -= 1;
+            builtin_comma_dropped = true;
+        }
+        tail.extend_from_slice(b"]}");
+        // The bytes that follow the built-ins, counted from where they ended
+        // before their comma was dropped, so "built-ins end in a comma that
+        // was dropped" is told from "they do not".
+        let after = if builtin_comma_dropped {
+            &tail[1..]
+        } else {
+            &tail[..]
+        };
+        hasher.update(&(after.len() as u64).to_le_bytes());
+        hasher.update(after);
+        let etag = format!("\"{:032x}\"", hasher.digest128());
+        Plan {
+            fragments,
+            head,
+            spans,
+            tail,
+            etag,
+        }
+    }
+
+    /// Whether the two plans make the same bytes (same catalog, same parts).
+    fn same_bytes(&self, other: &Plan) -> bool {
+        std::ptr::eq(self.fragments, other.fragments)
+            && self.spans == other.spans
+            && self.tail == other.tail
+            && self.head == other.head
+    }
+
+    /// The body, in one piece.
+    fn assemble(&self) -> Vec<u8> {
+        let builtin: usize = self.spans.iter().map(|(from, to)| to - from).sum();
+        let mut body = Vec::with_capacity(self.head.len() + builtin + self.tail.len());
+        body.extend_from_slice(&self.head);
+        for &(from, to) in &self.spans {
+            body.extend_from_slice(&self.fragments[from..to]);
+        }
+        body.extend_from_slice(&self.tail);
+        body
+    }
+}
+
+/// The start of a body, up to the pattern list's `[`.
+fn head(variant: Variant, version: &str) -> Vec<u8> {
+    let mut head = Vec::with_capacity(64);
     match variant {
         Variant::A => {
-            body.extend_from_slice(b"{\"version\":\"");
-            body.extend_from_slice(version(filter, custom).as_bytes());
-            body.extend_from_slice(b"\",\"patterns\":[");
+            head.extend_from_slice(b"{\"version\":\"");
+            head.extend_from_slice(version.as_bytes());
+            head.extend_from_slice(b"\",\"patterns\":[");
         }
-        Variant::B => body.extend_from_slice(b"{\"patterns\":["),
+        Variant::B => head.extend_from_slice(b"{\"patterns\":["),
     }
-    let mut hasher = Xxh3::new();
-    hasher.update(&catalog::DIGEST.to_le_bytes());
-    hasher.update(&[variant as u8]);
-    hasher.update(&body);
-    let builtin_start = body.len();
-    for category in Category::ALL {
-        if filter.wants(category) {
-            let (from, to) = rendered.push_category(category, filter.min_confidence, &mut body);
-            hasher.update(&from.to_le_bytes());
-            hasher.update(&to.to_le_bytes());
-        }
-    }
-    let builtin_end = body.len();
-    if let Some(custom) = custom.filter(|_| filter.include_custom) {
-        for entry in &custom.entries {
-            if !filter.wants_custom(entry.category, entry.confidence) {
-                continue;
-            }
-            let json = match variant {
-                Variant::A => &entry.a,
-                Variant::B => &entry.b,
-            };
-            // Variant B lists substrings only: a regex has no B rendering.
-            if !json.is_empty() {
-                body.extend_from_slice(json);
-                body.push(b',');
-            }
-        }
-    }
-    if body.last() == Some(&b',') {
-        body.pop();
-    }
-    body.extend_from_slice(b"]}");
-    // Tell "built-ins end in a comma that was dropped" from "they do not".
-    hasher.update(&((body.len() - builtin_end) as u64).to_le_bytes());
-    hasher.update(&body[builtin_end.min(body.len())..]);
-    debug_assert!(builtin_start <= builtin_end);
-    let etag = format!("\"{:032x}\"", hasher.digest128());
-    (body, etag)
+    head
+}
+
+/// How a variant's usual answer (no parameter, no custom pattern) is made.
+fn usual_plan(variant: Variant) -> &'static Plan {
+    static A: OnceLock<Plan> = OnceLock::new();
+    static B: OnceLock<Plan> = OnceLock::new();
+    let made = match variant {
+        Variant::A => &A,
+        Variant::B => &B,
+    };
+    made.get_or_init(|| Plan::new(variant, &Filter::default(), None))
+}
+
+/// A variant's usual answer. Static data of the catalog, the same for every
+/// account: made the first time it is asked for.
+fn usual_body(variant: Variant) -> &'static [u8] {
+    static A: OnceLock<Vec<u8>> = OnceLock::new();
+    static B: OnceLock<Vec<u8>> = OnceLock::new();
+    let made = match variant {
+        Variant::A => &A,
+        Variant::B => &B,
+    };
+    made.get_or_init(|| usual_plan(variant).assemble())
 }
 
 /// Variant A's `version`: the catalog's release date, or the account's latest

@@ -108,3 +108,49 @@ fn preflight_and_not_found_and_method() {
     ];
     insta::assert_snapshot!(all.join("\n----\n"));
 }
+
+/// The usual answer (no parameter, no custom pattern listed) is static data
+/// (borrowed, not copied per request), and its bytes are exactly those of
+/// the six one-category answers (each copied from its spans) joined: the
+/// same list, in the same order, in the same envelope. Anything else is the
+/// request's own bytes.
+#[test]
+fn the_usual_answer_is_static_and_equals_its_categories_joined() {
+    use noise_filter_core::{Category, Variant};
+    use std::borrow::Cow;
+
+    let (mut world, acme_key) = acme();
+    let plain = world.key("plain");
+    for (variant, path) in [(Variant::A, "/v1/filters"), (Variant::B, "/api/v1/filters")] {
+        let whole = world.get(path, &plain);
+        assert_eq!(whole.status, 200);
+        assert!(matches!(whole.body, Cow::Borrowed(_)), "{path}: borrowed");
+
+        let parts: Vec<Response> = Category::ALL
+            .iter()
+            .map(|c| world.get(&format!("{path}?categories={}", c.name(variant)), &plain))
+            .collect();
+        let head_len = whole.body.iter().position(|&b| b == b'[').unwrap() + 1;
+        let mut joined = whole.body[..head_len].to_vec();
+        let inners: Vec<&[u8]> = parts
+            .iter()
+            .map(|part| {
+                assert!(matches!(part.body, Cow::Owned(_)), "{path}: one category is copied");
+                assert_eq!(part.body[..head_len], whole.body[..head_len], "same envelope");
+                &part.body[head_len..part.body.len() - 2]
+            })
+            .collect();
+        joined.extend_from_slice(&inners.join(&b","[..]));
+        joined.extend_from_slice(b"]}");
+        assert_eq!(whole.body, joined, "{path}: the categories joined");
+
+        // An account with custom patterns that asks without them gets the
+        // same static body; with them, its own bytes.
+        let without = world.get(&format!("{path}?includeCustom=false"), &acme_key);
+        assert!(matches!(without.body, Cow::Borrowed(_)));
+        assert_eq!(without.body, whole.body);
+        let with = world.get(path, &acme_key);
+        assert!(matches!(with.body, Cow::Owned(_)));
+        assert!(String::from_utf8_lossy(&with.body).contains("AcmeCrawler/"));
+    }
+}

@@ -53,7 +53,7 @@ fn precompute(target: &str) -> hyper::Response<Full<Bytes>> {
         now,
         &mut kv,
     );
-    let mut out = hyper::Response::new(Full::new(Bytes::from(response.body)));
+    let mut out = hyper::Response::new(Full::new(Bytes::from(response.body.into_owned())));
     *out.status_mut() =
         hyper::StatusCode::from_u16(response.status).unwrap_or(hyper::StatusCode::OK);
     for (name, value) in response.headers {

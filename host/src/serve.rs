@@ -426,7 +426,7 @@ impl Server {
 fn host_error(rejection: &noise_filter_core::Rejection) -> hyper::Response<HyperOutgoingBody> {
     let answer = rejection.response();
     let mut response = hyper::Response::new(
-        Full::new(Bytes::from(answer.body))
+        Full::new(Bytes::from(answer.body.into_owned()))
             .map_err(|never| match never {})
             .boxed_unsync(),
     );

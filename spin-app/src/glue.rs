@@ -7,6 +7,7 @@
 //! here runs natively under `cargo test -p noise-filter-spin` with
 //! [`MapBuckets`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use noise_filter_core::{Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis};
@@ -82,8 +83,9 @@ pub struct Answer {
     pub status: u16,
     /// Header lines in order: the core's, then `content-length`.
     pub headers: Vec<(String, Vec<u8>)>,
-    /// The body.
-    pub body: Vec<u8>,
+    /// The body (borrowed when it is the core's static data: written from
+    /// where it lies, not copied).
+    pub body: Cow<'static, [u8]>,
 }
 
 /// Answers one request: `method` as sent, `target` the path and query,
@@ -384,7 +386,7 @@ mod tests {
         let got = answer("GET", "/v1/filters", &headers, NOW, &mut stores);
         assert_eq!(got.status, 401);
         assert_eq!(
-            got.body,
+            &got.body[..],
             br#"{"error":"Missing or invalid Authorization header"}"#
         );
     }

@@ -202,7 +202,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .iter()
                 .map(|(n, v)| ((*n).to_owned(), v.clone()))
                 .collect(),
-            body: String::from_utf8(response.body)?,
+            body: String::from_utf8(response.body.into_owned())?,
             statuses: (case.repeat > 1).then_some(statuses),
         });
     }

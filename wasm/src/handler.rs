@@ -172,7 +172,7 @@ impl Exchange {
     /// The response's body (empty for HEAD, 204 and 304).
     #[wasm_bindgen(getter)]
     pub fn body(&self) -> Vec<u8> {
-        self.response().map_or_else(Vec::new, |r| r.body.clone())
+        self.response().map_or_else(Vec::new, |r| r.body.to_vec())
     }
 }
 
