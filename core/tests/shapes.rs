@@ -135,8 +135,15 @@ fn the_usual_answer_is_static_and_equals_its_categories_joined() {
         let inners: Vec<&[u8]> = parts
             .iter()
             .map(|part| {
-                assert!(matches!(part.body, Cow::Owned(_)), "{path}: one category is copied");
-                assert_eq!(part.body[..head_len], whole.body[..head_len], "same envelope");
+                assert!(
+                    matches!(part.body, Cow::Owned(_)),
+                    "{path}: one category is copied"
+                );
+                assert_eq!(
+                    part.body[..head_len],
+                    whole.body[..head_len],
+                    "same envelope"
+                );
                 &part.body[head_len..part.body.len() - 2]
             })
             .collect();
