@@ -154,7 +154,7 @@ pub(crate) fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Gu
 pub(crate) struct Ready {
     pre: ProxyPre<Guest>,
     listener: TcpListener,
-    clock: Option<FixedClock>,
+    fixed_time_ms: Option<u64>,
     reuse: u32,
     /// `http://<bound address>`.
     pub(crate) base: String,
@@ -183,14 +183,11 @@ pub(crate) async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         options.component.display(),
         started.elapsed().as_millis()
     );
-    let clock = options
-        .fixed_time_ms
-        .map(|ms| FixedClock(Duration::from_millis(ms)));
     Ok(Ready {
         pre,
         listener,
-        clock,
-        reuse: options.reuse.max(1),
+        fixed_time_ms: options.fixed_time_ms,
+        reuse: options.reuse,
         base,
     })
 }
@@ -200,19 +197,11 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     let Ready {
         pre,
         listener,
-        clock,
+        fixed_time_ms,
         reuse,
         ..
     } = ready;
-    let server = Arc::new(Server {
-        pre,
-        stores: Arc::new(stores),
-        clock,
-        reuse,
-        idle: std::sync::Mutex::new(Vec::new()),
-        requests: AtomicU64::new(0),
-        instances: AtomicU64::new(0),
-    });
+    let server = Server::new(pre, stores, fixed_time_ms, reuse);
     loop {
         let (socket, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -256,7 +245,7 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
 }
 
 impl Server {
-    /// A server for `pre` over `stores`; `fixed_time_ms` as in
+    /// A server for `pre` over `stores`; `fixed_time_ms` and `reuse` as in
     /// [`ServeOptions`].
     pub(crate) fn new(
         pre: ProxyPre<Guest>,
