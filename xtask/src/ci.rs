@@ -17,7 +17,9 @@
 //!    its benchmarks compile;
 //! 8. the npm package: build (its matcher-only wasm with the pinned nightly
 //!    the xtask installs), then its suites in Node, Bun, Deno, workerd and
-//!    Chromium.
+//!    Chromium;
+//! 9. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
+//!    with that nightly and cargo-fuzz, installed when missing).
 
 use std::process::Command;
 use std::time::Instant;
@@ -88,6 +90,7 @@ pub(crate) fn run(_args: &[String]) -> Result {
         util::run(util::cargo().args(["bench", "-p", "noise-filter-core", "--no-run"]))
     })?;
     stage("npm package", &|| crate::npm::build(&["test".to_owned()]))?;
+    stage("fuzz", &|| crate::fuzz::run(&[]))?;
     eprintln!(
         "\nci: every stage passed in {:.0} s",
         started.elapsed().as_secs_f64()

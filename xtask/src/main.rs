@@ -6,10 +6,12 @@
 //! | `ci` | sets up and runs every test: what `.ci/run` and the README run |
 //! | `component` | builds the Spin component (`wasm32-wasip2`) |
 //! | `npm` | builds the npm package (wasm-bindgen, wasm-opt) into `npm/dist` |
-//! | `wasm-test` | runs the core's tests compiled to `wasm32-wasip2` under the host's wasmtime |
+//! | `wasm-test` | runs the core's tests compiled to `wasm32-wasip1` under Node's WASI |
+//! | `fuzz` | runs each fuzz target of `fuzz/` for a while (default 30 s) with the pinned nightly |
 
 mod ci;
 mod component;
+mod fuzz;
 mod npm;
 mod util;
 
@@ -27,9 +29,10 @@ fn main() -> ExitCode {
         "component" => component::build().map(|_| ()),
         "npm" => npm::build(rest),
         "wasm-test" => ci::wasm_test(),
+        "fuzz" => fuzz::run(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve|ci|component|npm|wasm-test>\n\
+                "usage: cargo xtask <serve|ci|component|npm|wasm-test|fuzz>\n\
                  see xtask/src/main.rs for what each does"
             );
             return ExitCode::from(2);

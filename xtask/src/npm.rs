@@ -110,11 +110,6 @@ pub(crate) fn build(args: &[String]) -> Result {
 /// `cargo xtask npm <mode> --stable`: the matcher-only wasm with stable Rust
 /// (225,881 B gzip instead of 191,887 B; same answers).
 const STABLE_FLAG: &str = "--stable";
-/// The nightly toolchain of the matcher-only wasm, pinned so a release is
-/// built by the compiler it was measured with (`$NOISE_FILTER_NIGHTLY`
-/// overrides).
-const NIGHTLY: &str = "nightly-2026-05-19";
-
 /// How the matcher-only wasm is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ImmediateAbort {
@@ -128,36 +123,6 @@ enum ImmediateAbort {
     Nightly,
 }
 
-fn nightly() -> String {
-    std::env::var("NOISE_FILTER_NIGHTLY").unwrap_or_else(|_| NIGHTLY.to_owned())
-}
-
-/// The nightly toolchain with `rust-src`, installed when missing (minimal
-/// profile). An installed toolchain is not updated.
-fn ensure_nightly() -> Result {
-    let toolchain = nightly();
-    let installed = Command::new("rustup")
-        .args(["run", &toolchain, "rustc", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !installed {
-        util::run(Command::new("rustup").args([
-            "toolchain",
-            "install",
-            &toolchain,
-            "--profile",
-            "minimal",
-        ]))?;
-    }
-    util::run(Command::new("rustup").args([
-        "component",
-        "add",
-        "rust-src",
-        "--toolchain",
-        &toolchain,
-    ]))
-}
-
 /// `cargo build` of one wasm; returns the built file.
 fn cargo_build_wasm(wasm: &Wasm, abort: ImmediateAbort) -> Result<PathBuf> {
     let use_nightly = abort == ImmediateAbort::Nightly && wasm.matcher_only;
@@ -169,14 +134,8 @@ fn cargo_build_wasm(wasm: &Wasm, abort: ImmediateAbort) -> Result<PathBuf> {
         util::target_dir()
     };
     let mut cmd = if use_nightly {
-        let mut cmd = Command::new("rustup");
-        cmd.current_dir(util::root())
-            .args(["run", &nightly(), "cargo"])
-            .env_remove("RUSTC")
-            .env_remove("RUSTDOC")
-            .env_remove("RUSTUP_TOOLCHAIN")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env("RUSTFLAGS", "-Zunstable-options -Cpanic=immediate-abort")
+        let mut cmd = util::nightly_cargo();
+        cmd.env("RUSTFLAGS", "-Zunstable-options -Cpanic=immediate-abort")
             .env("CARGO_TARGET_DIR", &target_dir);
         cmd
     } else {
@@ -236,7 +195,7 @@ fn build_package(abort: ImmediateAbort) -> Result<PathBuf> {
     util::ensure_targets(&[WASM_TARGET])?;
     ensure_wasm_bindgen()?;
     if abort == ImmediateAbort::Nightly {
-        ensure_nightly()?;
+        util::ensure_nightly()?;
     }
     npm_install(&npm)?;
     reset_dir(&pkg)?;

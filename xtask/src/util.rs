@@ -69,3 +69,46 @@ fn show(cmd: &Command) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// The pinned nightly toolchain: it builds the npm package's matcher-only
+/// wasm (so a release is built by the compiler it was measured with) and
+/// runs the fuzz targets. `$NOISE_FILTER_NIGHTLY` overrides.
+const NIGHTLY: &str = "nightly-2026-05-19";
+
+/// The nightly toolchain's name.
+pub(crate) fn nightly() -> String {
+    std::env::var("NOISE_FILTER_NIGHTLY").unwrap_or_else(|_| NIGHTLY.to_owned())
+}
+
+/// The nightly toolchain with `rust-src`, installed when missing (minimal
+/// profile). An installed toolchain is not updated.
+pub(crate) fn ensure_nightly() -> Result {
+    let toolchain = nightly();
+    let installed = Command::new("rustup")
+        .args(["run", &toolchain, "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        run(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            &toolchain,
+            "--profile",
+            "minimal",
+        ]))?;
+    }
+    run(Command::new("rustup").args(["component", "add", "rust-src", "--toolchain", &toolchain]))
+}
+
+/// `cargo` of the nightly toolchain, run at the repository's root, free of
+/// the settings the stable `cargo xtask` passes down to its children.
+pub(crate) fn nightly_cargo() -> Command {
+    let mut cmd = Command::new("rustup");
+    cmd.current_dir(root())
+        .args(["run", &nightly(), "cargo"])
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    cmd
+}
