@@ -6,8 +6,6 @@
 //! as a smoke test: the targets build, and a short run from an empty corpus
 //! finds nothing.
 
-use std::process::Command;
-
 use crate::util::{self, Result};
 
 /// The fuzz targets (`fuzz/Cargo.toml`).
@@ -47,20 +45,12 @@ pub(crate) fn run(args: &[String]) -> Result {
 
 /// Installs cargo-fuzz at the pinned version unless that version is there.
 fn ensure_cargo_fuzz() -> Result {
-    let installed = util::nightly_cargo()
-        .args(["fuzz", "--version"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(CARGO_FUZZ_VERSION));
-    if installed {
-        return Ok(());
-    }
-    util::run(
-        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())).args([
-            "install",
-            "cargo-fuzz",
-            "--locked",
-            "--version",
-            CARGO_FUZZ_VERSION,
-        ]),
+    util::ensure_cargo_tool(
+        util::nightly_cargo().args(["fuzz", "--version"]),
+        &util::CargoTool {
+            krate: "cargo-fuzz",
+            version: CARGO_FUZZ_VERSION,
+            locked: true,
+        },
     )
 }

@@ -244,22 +244,15 @@ fn build_package(abort: ImmediateAbort) -> Result<PathBuf> {
 
 /// Installs `wasm-bindgen-cli` at the pinned version unless it is on PATH.
 fn ensure_wasm_bindgen() -> Result {
-    let installed = Command::new(wasm_bindgen())
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(WASM_BINDGEN_VERSION));
-    if installed {
-        return Ok(());
-    }
-    // Without --locked: with it, a locked dependency is missing from the
-    // registry (TOOLCHAIN.md).
-    util::run(
-        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())).args([
-            "install",
-            "wasm-bindgen-cli",
-            "--version",
-            WASM_BINDGEN_VERSION,
-        ]),
+    util::ensure_cargo_tool(
+        Command::new(wasm_bindgen()).arg("--version"),
+        &util::CargoTool {
+            krate: "wasm-bindgen-cli",
+            version: WASM_BINDGEN_VERSION,
+            // Not locked: with its lock file, a locked dependency is missing
+            // from the registry (TOOLCHAIN.md).
+            locked: false,
+        },
     )
 }
 

@@ -51,6 +51,33 @@ pub(crate) fn have(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// How a tool is installed from crates.io when missing.
+pub(crate) struct CargoTool<'a> {
+    /// The crate (`cargo install <krate>`).
+    pub(crate) krate: &'a str,
+    /// The pinned version; also what `probe`'s output must contain.
+    pub(crate) version: &'a str,
+    /// Whether to install with the crate's own lock file.
+    pub(crate) locked: bool,
+}
+
+/// Installs `tool` unless `probe` (its `--version`) already prints the
+/// pinned version.
+pub(crate) fn ensure_cargo_tool(probe: &mut Command, tool: &CargoTool<'_>) -> Result {
+    let installed = probe
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(tool.version));
+    if installed {
+        return Ok(());
+    }
+    let mut install = cargo();
+    install.args(["install", tool.krate, "--version", tool.version]);
+    if tool.locked {
+        install.arg("--locked");
+    }
+    run(&mut install)
+}
+
 /// Adds the rustup targets the builds need (a no-op when present).
 pub(crate) fn ensure_targets(targets: &[&str]) -> Result {
     if !have("rustup") {
