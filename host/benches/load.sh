@@ -33,10 +33,10 @@ export RUST_BACKTRACE=0
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
 
 cd "$ROOT"
-cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile wasm
-cargo build --quiet --release -p noise-filter-host
-HOST="$TARGET/release/noise-filter-host"
-COMPONENT="$TARGET/wasm32-wasip2/wasm/noise_filter_spin.wasm"
+cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
+cargo build --quiet --profile server -p noise-filter-host
+HOST="$TARGET/server/noise-filter-host"
+COMPONENT="$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
 
 WORK="$(mktemp -d)"
 PIDS=()

@@ -382,8 +382,9 @@ fn default_state_dir() -> PathBuf {
     cwd.join(".spin")
 }
 
-/// `<target>/wasm32-wasip2/wasm/noise_filter_spin.wasm`, where `<target>` is
-/// the folder above this binary's profile folder (`<target>/release/…`).
+/// `<target>/wasm32-wasip2/component/noise_filter_spin.wasm` (the
+/// `component` profile's output), where `<target>` is the folder above this
+/// binary's profile folder (`<target>/server/…`, `<target>/release/…`).
 fn default_component() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     component_beside(&exe)
@@ -396,7 +397,7 @@ fn component_beside(exe: &Path) -> PathBuf {
         .unwrap_or(Path::new("target"));
     target
         .join("wasm32-wasip2")
-        .join("wasm")
+        .join("component")
         .join("noise_filter_spin.wasm")
 }
 
@@ -408,8 +409,8 @@ mod tests {
     #[test]
     fn component_path_beside_the_binary() {
         assert_eq!(
-            component_beside(Path::new("/t/release/noise-filter-host")),
-            Path::new("/t/wasm32-wasip2/wasm/noise_filter_spin.wasm")
+            component_beside(Path::new("/t/server/noise-filter-host")),
+            Path::new("/t/wasm32-wasip2/component/noise_filter_spin.wasm")
         );
     }
 

@@ -7,8 +7,10 @@ use crate::util::{self, Result};
 
 /// The Rust target of the component.
 const TARGET: &str = "wasm32-wasip2";
-/// The cargo profile of the component (root `Cargo.toml`: small and fast).
-const PROFILE: &str = "wasm";
+/// The cargo profile of the component (root `Cargo.toml`: built for speed).
+const PROFILE: &str = "component";
+/// The cargo profile of the server binary (root `Cargo.toml`: LTO).
+const SERVER_PROFILE: &str = "server";
 
 /// Builds the Spin component; returns the path of the `.wasm` file.
 pub(crate) fn build() -> Result<PathBuf> {
@@ -33,7 +35,7 @@ pub(crate) fn build() -> Result<PathBuf> {
     Ok(wasm)
 }
 
-/// Sets up (target, component, host in release) and starts the server on
+/// Sets up (target, component, host in the `server` profile) and starts the server on
 /// the embedded default store, passing `args` to `noise-filter-host serve`.
 pub(crate) fn serve(args: &[String]) -> Result {
     // `cargo xtask serve -- --listen …`: the `--` is cargo's habit, not ours.
@@ -42,8 +44,16 @@ pub(crate) fn serve(args: &[String]) -> Result {
         _ => args,
     };
     let wasm = build()?;
-    util::run(util::cargo().args(["build", "--release", "--package", "noise-filter-host"]))?;
-    let host = util::target_dir().join("release").join("noise-filter-host");
+    util::run(util::cargo().args([
+        "build",
+        "--profile",
+        SERVER_PROFILE,
+        "--package",
+        "noise-filter-host",
+    ]))?;
+    let host = util::target_dir()
+        .join(SERVER_PROFILE)
+        .join("noise-filter-host");
     let mut cmd = Command::new(&host);
     cmd.current_dir(util::root()).arg("serve");
     if !args

@@ -4,7 +4,7 @@
 //!
 //! **The component.** Tests need `noise_filter_spin.wasm`. The first test of
 //! each test binary runs `cargo build -p noise-filter-spin --target
-//! wasm32-wasip2 --profile wasm` once (a no-op when it is up to date), into
+//! wasm32-wasip2 --profile component` once (a no-op when it is up to date), into
 //! the same target folder as the host binary under test, so the host's
 //! default component path finds it. Set `NOISE_FILTER_COMPONENT` to use a
 //! component built elsewhere instead.
@@ -61,7 +61,7 @@ pub fn component() -> PathBuf {
                     "--target",
                     "wasm32-wasip2",
                 ])
-                .args(["--profile", "wasm", "--target-dir"])
+                .args(["--profile", "component", "--target-dir"])
                 .arg(target_dir())
                 .status()
                 .expect("cargo runs");
@@ -69,7 +69,7 @@ pub fn component() -> PathBuf {
                 status.success(),
                 "building the component failed (rustup target add wasm32-wasip2?)"
             );
-            let wasm = target_dir().join("wasm32-wasip2/wasm/noise_filter_spin.wasm");
+            let wasm = target_dir().join("wasm32-wasip2/component/noise_filter_spin.wasm");
             assert!(wasm.is_file(), "no component at {}", wasm.display());
             wasm
         })
