@@ -108,15 +108,20 @@ measure() {
 }
 
 # Rounds alternate host and floor, so a burst of other work on the machine
-# hits both; the summary takes each side's median round.
+# hits both. The summary gives each side's median round and the median of
+# the rounds' own ratios (host against the floor run right after it): the
+# machine's speed drifts over minutes, and a ratio taken within one round
+# is the least touched by that drift.
 ROUNDS="${ROUNDS:-3}"
 rows=""
 host_all=""
 floor_all=""
+ratios=""
 for round in $(seq 1 "$ROUNDS"); do
   # shellcheck disable=SC2086
   start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --no-demo-key --component "$COMPONENT" $HOST_ARGS
   read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}")"
+  host_rps_round="$rps"
   kill "${PIDS[-1]}"
   rows+="| $round | host (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
   host_all+="$rps $p50 $p99 $cpu"$'\n'
@@ -126,12 +131,15 @@ for round in $(seq 1 "$ROUNDS"); do
   kill "${PIDS[-1]}"
   rows+="| $round | floor (bare hyper, same bytes) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
   floor_all+="$rps $p50 $p99 $cpu"$'\n'
+  ratios+="$(awk -v h="$host_rps_round" -v f="$rps" 'BEGIN { printf "%.1f", 100 * h / f }')"$'\n'
 done
 
 median() { printf '%s' "$1" | sort -n -k1,1 | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }'; }
 read -r host_rps host_p50 host_p99 host_cpu <<<"$(median "$host_all")"
 read -r floor_rps floor_p50 floor_p99 floor_cpu <<<"$(median "$floor_all")"
 ratio="$(awk -v h="$host_rps" -v f="$floor_rps" 'BEGIN { printf "%.1f", 100 * h / f }')"
+round_ratio="$(median "$ratios")"
+each_round="$(printf '%s' "$ratios" | paste -sd ' ' | sed 's/ /, /g')"
 cat <<TABLE
 wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores), $ROUNDS rounds, host options: ${HOST_ARGS:-(defaults)}
 
@@ -139,5 +147,6 @@ wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (20
 |---|---|---:|---:|---:|---:|
 ${rows}
 median round: host $host_rps req/s (p50 $host_p50 ms, p99 $host_p99 ms, $host_cpu µs CPU), floor $floor_rps req/s (p50 $floor_p50 ms, p99 $floor_p99 ms, $floor_cpu µs CPU)
-host / floor throughput: ${ratio} %
+host / floor throughput, median rounds: ${ratio} %
+host / floor throughput per round: ${each_round} %; median ${round_ratio} %
 TABLE
