@@ -32,15 +32,13 @@ pub fn render(
     // being copied for every request. Asked for with the very inputs it was
     // made from, it is not planned again (the plan's hash and ETag text are
     // a good part of a request's own work in the core).
+    let usual = usual(variant);
     if custom.is_none() && *filter == Filter::default() {
-        return (
-            Cow::Borrowed(usual_body(variant)),
-            usual_plan(variant).etag.clone(),
-        );
+        return (Cow::Borrowed(&usual.body), usual.plan.etag.clone());
     }
     let plan = Plan::new(variant, filter, custom);
-    let body = if plan.same_bytes(usual_plan(variant)) {
-        Cow::Borrowed(usual_body(variant))
+    let body = if plan.same_bytes(&usual.plan) {
+        Cow::Borrowed(&usual.body[..])
     } else {
         Cow::Owned(plan.assemble())
     };
@@ -167,27 +165,27 @@ fn head(variant: Variant, version: &str) -> Vec<u8> {
     head
 }
 
-/// How a variant's usual answer (no parameter, no custom pattern) is made.
-fn usual_plan(variant: Variant) -> &'static Plan {
-    static A: OnceLock<Plan> = OnceLock::new();
-    static B: OnceLock<Plan> = OnceLock::new();
-    let made = match variant {
-        Variant::A => &A,
-        Variant::B => &B,
-    };
-    made.get_or_init(|| Plan::new(variant, &Filter::default(), None))
+/// A variant's usual answer (no parameter, no custom pattern): how it is
+/// made, and its bytes.
+struct Usual {
+    plan: Plan,
+    body: Vec<u8>,
 }
 
-/// A variant's usual answer. Static data of the catalog, the same for every
-/// account: made the first time it is asked for.
-fn usual_body(variant: Variant) -> &'static [u8] {
-    static A: OnceLock<Vec<u8>> = OnceLock::new();
-    static B: OnceLock<Vec<u8>> = OnceLock::new();
+/// The usual answer of `variant`. Static data of the catalog, the same for
+/// every account: made the first time it is asked for.
+fn usual(variant: Variant) -> &'static Usual {
+    static A: OnceLock<Usual> = OnceLock::new();
+    static B: OnceLock<Usual> = OnceLock::new();
     let made = match variant {
         Variant::A => &A,
         Variant::B => &B,
     };
-    made.get_or_init(|| usual_plan(variant).assemble())
+    made.get_or_init(|| {
+        let plan = Plan::new(variant, &Filter::default(), None);
+        let body = plan.assemble();
+        Usual { plan, body }
+    })
 }
 
 /// Variant A's `version`: the catalog's release date, or the account's latest
