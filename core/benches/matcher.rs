@@ -6,11 +6,11 @@
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
-use noise_filter_core::{Event, Kind, Matcher, MatcherPattern, catalog, syntax};
+use noise_filter_core::{Event, Kind, Matcher, MatcherPattern, builtin_patterns, translate_regex};
 use regex::{Regex, RegexBuilder};
 
 fn patterns() -> Vec<MatcherPattern> {
-    let mut all: Vec<MatcherPattern> = catalog::patterns()
+    let mut all: Vec<MatcherPattern> = builtin_patterns()
         .iter()
         .map(MatcherPattern::from)
         .collect();
@@ -43,7 +43,7 @@ impl Naive {
             .map(|p| match p.kind {
                 Kind::String => (p.pattern.to_lowercase(), None),
                 Kind::Regex => {
-                    let rust = syntax::translate(&p.pattern).unwrap();
+                    let rust = translate_regex(&p.pattern).unwrap();
                     (
                         String::new(),
                         Some(

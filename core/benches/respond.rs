@@ -5,23 +5,12 @@
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 use criterion::{BatchSize, Criterion, black_box, criterion_group, criterion_main};
-use noise_filter_core::{
-    AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, Request, StoreLabel,
-    UnixMillis, run, store,
-};
+use noise_filter_core::{ApiKey, MemoryStore, NewPattern, Request, UnixMillis, run};
 
 const NOW: UnixMillis = UnixMillis(1_763_799_990_000);
 
 fn world() -> (MemoryStore, String) {
-    let mut kv = MemoryStore::new();
     let key = ApiKey::from_random([42; 24]);
-    let account = AccountId::new("acme").unwrap();
-    kv.set(
-        StoreLabel::Default,
-        &store::key_record_key(&key.hash()),
-        KeyRecord::new(account.clone(), "bench", NOW).to_json(),
-    );
-    let mut doc = CustomPatterns::new();
     let news = (0..20)
         .map(|i| NewPattern {
             source: Some(format!("Seen in acme's checkout widget, ticket {i}")),
@@ -29,12 +18,9 @@ fn world() -> (MemoryStore, String) {
             ..NewPattern::string(&format!("acme-widget-{i}: vendor script failed"))
         })
         .collect();
-    doc.add_all(news, NOW).unwrap();
-    kv.set(
-        StoreLabel::Default,
-        &store::custom_patterns_key(&account),
-        doc.encode(),
-    );
+    let kv = MemoryStore::new()
+        .with_key(&key, "acme")
+        .with_patterns("acme", news);
     (kv, format!("Bearer {}", key.expose()))
 }
 

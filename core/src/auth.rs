@@ -28,6 +28,12 @@ impl ApiKey {
         ApiKey(key)
     }
 
+    /// A key as its owner gives it back (to revoke it, say); `None` when it
+    /// does not have the shape of a key this service issues.
+    pub fn parse(token: &str) -> Option<ApiKey> {
+        is_well_formed(token).then(|| ApiKey(token.to_owned()))
+    }
+
     /// The key, to show to its owner once.
     pub fn expose(&self) -> &str {
         &self.0
@@ -74,7 +80,7 @@ impl KeyHash {
 
 /// Whether `token` has the shape of a key this service issues. A token that
 /// does not is refused without asking the store.
-pub fn is_well_formed(token: &str) -> bool {
+pub(crate) fn is_well_formed(token: &str) -> bool {
     token.len() == KEY_LEN
         && token.starts_with(KEY_PREFIX)
         && token[KEY_PREFIX.len()..]
@@ -90,7 +96,7 @@ pub fn is_well_formed(token: &str) -> bool {
 /// | absent, empty, repeated, not `Bearer <one token>` | `MalformedAuthorization` |
 /// | `Bearer` with an empty or blank token | `ApiKeyRequired` |
 /// | one token that is not a well-formed key | `InvalidApiKey` |
-pub fn authenticate(values: &[&[u8]]) -> Result<KeyHash, Rejection> {
+pub(crate) fn authenticate(values: &[&[u8]]) -> Result<KeyHash, Rejection> {
     let [value] = values else {
         return Err(Rejection::MalformedAuthorization);
     };

@@ -30,21 +30,21 @@ use crate::rate::UnixMillis;
 use crate::syntax;
 
 /// Most custom patterns one account may have.
-pub const MAX_CUSTOM_PATTERNS: usize = 500;
+pub(crate) const MAX_CUSTOM_PATTERNS: usize = 500;
 /// Longest custom pattern text, in bytes.
-pub const MAX_PATTERN_LEN: usize = syntax::MAX_REGEX_LEN;
+pub(crate) const MAX_PATTERN_LEN: usize = syntax::MAX_REGEX_LEN;
 /// Shortest substring pattern, in characters: shorter ones match nearly
 /// every event.
-pub const MIN_STRING_PATTERN_CHARS: usize = 3;
+pub(crate) const MIN_STRING_PATTERN_CHARS: usize = 3;
 /// Longest `source`, in characters.
-pub const MAX_SOURCE_CHARS: usize = 200;
+pub(crate) const MAX_SOURCE_CHARS: usize = 200;
 /// Prefix of every custom pattern id; built-in ids never start with it.
-pub const CUSTOM_ID_PREFIX: &str = "custom-";
+pub(crate) const CUSTOM_ID_PREFIX: &str = "custom-";
 /// `confidence` of a custom pattern added without one: the account says it
 /// is noise.
-pub const DEFAULT_CUSTOM_CONFIDENCE: f64 = 1.0;
+pub(crate) const DEFAULT_CUSTOM_CONFIDENCE: f64 = 1.0;
 /// `source` of a custom pattern added without one.
-pub const DEFAULT_CUSTOM_SOURCE: &str = "Custom pattern of this account";
+pub(crate) const DEFAULT_CUSTOM_SOURCE: &str = "Custom pattern of this account";
 
 /// A custom pattern as stored and served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,7 +93,7 @@ fn default_kind() -> Kind {
     Kind::String
 }
 
-pub use crate::pattern::InvalidPattern;
+pub(crate) use crate::pattern::InvalidPattern;
 
 fn invalid<T>(msg: impl Into<String>) -> Result<T, InvalidPattern> {
     Err(InvalidPattern(msg.into()))
@@ -432,7 +432,7 @@ struct WirePatternA {
 /// One custom pattern as a request needs it: what to filter on, and its
 /// rendered JSON per variant (empty `b` for a regex, which B leaves out).
 #[derive(Debug, Clone)]
-pub struct ServingEntry<'a> {
+pub(crate) struct ServingEntry<'a> {
     /// Its category, `None` for none of its own.
     pub category: Option<Category>,
     /// Its confidence.
@@ -445,7 +445,7 @@ pub struct ServingEntry<'a> {
 
 /// A stored record read for serving, borrowing the record's bytes.
 #[derive(Debug, Clone)]
-pub struct ServingView<'a> {
+pub(crate) struct ServingView<'a> {
     /// Date of the latest change.
     pub changed: Option<&'a str>,
     /// Next id number (kept for [`CustomPatterns::decode`]).
@@ -458,7 +458,7 @@ pub struct ServingView<'a> {
 
 impl<'a> ServingView<'a> {
     /// Splits a stored record. `None`: not a record this core wrote.
-    pub fn parse(bytes: &'a [u8]) -> Option<ServingView<'a>> {
+    pub(crate) fn parse(bytes: &'a [u8]) -> Option<ServingView<'a>> {
         if bytes.first() == Some(&b'{') {
             return Self::from_document(&CustomPatterns::from_json(bytes)?);
         }
@@ -526,7 +526,7 @@ impl<'a> ServingView<'a> {
     }
 
     /// Date of the latest change, from either layout.
-    pub fn changed(&self) -> Option<&str> {
+    pub(crate) fn changed(&self) -> Option<&str> {
         self.changed.or(self.owned_changed.as_deref())
     }
 }

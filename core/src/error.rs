@@ -2,8 +2,7 @@
 //! status and an `error` text. The Spin component, the host and the npm
 //! package all answer through here, so they cannot disagree.
 
-use crate::params::MAX_QUERY_LEN;
-use crate::pattern::Variant;
+use crate::params::ParamError;
 
 /// Why a request got no pattern list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +26,7 @@ pub enum Rejection {
     },
     /// A query parameter has a value the variant does not accept (400).
     BadParameter(ParamError),
-    /// The query string is longer than [`MAX_QUERY_LEN`] bytes (414).
+    /// The query string is longer than [`crate::MAX_QUERY_LEN`] bytes (414).
     QueryTooLong,
     /// The key-value store failed; nothing was written (503).
     StoreUnavailable,
@@ -38,27 +37,6 @@ pub enum Rejection {
     /// A record in the store cannot be read (500): written by something other
     /// than the admin tool, or damaged.
     CorruptRecord,
-}
-
-/// What is wrong with a query parameter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ParamError {
-    /// A known parameter appears more than once.
-    Repeated(&'static str),
-    /// `minConfidence` is not a JSON number in [0, 1].
-    MinConfidence,
-    /// `includeCustom` is not `true` or `false`.
-    IncludeCustom,
-    /// A `categories` item is empty, blank, or not a category of the variant.
-    UnknownCategory {
-        /// The variant, whose spelling is expected.
-        variant: Variant,
-        /// The item as given (cut to 64 characters).
-        given: String,
-    },
-    /// More than [`crate::params::MAX_CATEGORIES`] items in `categories`.
-    TooManyCategories,
 }
 
 impl Rejection {
@@ -87,10 +65,8 @@ impl Rejection {
             Rejection::ApiKeyRequired => "API key required".into(),
             Rejection::InvalidApiKey => "Invalid API key".into(),
             Rejection::RateLimited { .. } => "Rate limit exceeded".into(),
-            Rejection::BadParameter(p) => p.message(),
-            Rejection::QueryTooLong => {
-                format!("Query string too long: at most {MAX_QUERY_LEN} bytes are accepted")
-            }
+            Rejection::BadParameter(p) => p.to_string(),
+            Rejection::QueryTooLong => ParamError::QueryTooLong.to_string(),
             Rejection::StoreUnavailable => {
                 "Service unavailable: the key-value store did not answer".into()
             }
@@ -115,38 +91,6 @@ pub(crate) fn error_body(message: &str) -> Vec<u8> {
     body
 }
 
-impl ParamError {
-    fn message(&self) -> String {
-        match self {
-            ParamError::Repeated(name) => {
-                format!("Invalid query: parameter {name} is given more than once")
-            }
-            ParamError::MinConfidence => {
-                "Invalid minConfidence: expected a number from 0 to 1, such as 0.5".into()
-            }
-            ParamError::IncludeCustom => "Invalid includeCustom: expected true or false".into(),
-            ParamError::UnknownCategory { variant, given } => {
-                let mut accepted: Vec<&str> = crate::Category::ALL
-                    .iter()
-                    .map(|c| c.name(*variant))
-                    .collect();
-                if *variant == Variant::A {
-                    accepted.push(crate::pattern::CUSTOM_CATEGORY_A);
-                }
-                format!(
-                    "Invalid categories: {given:?} is not a category; expected a comma-separated \
-                     list of {}",
-                    accepted.join(", ")
-                )
-            }
-            ParamError::TooManyCategories => format!(
-                "Invalid categories: at most {} values are accepted",
-                crate::params::MAX_CATEGORIES
-            ),
-        }
-    }
-}
-
 impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message())
@@ -154,3 +98,12 @@ impl std::fmt::Display for Rejection {
 }
 
 impl std::error::Error for Rejection {}
+
+impl From<ParamError> for Rejection {
+    fn from(error: ParamError) -> Rejection {
+        match error {
+            ParamError::QueryTooLong => Rejection::QueryTooLong,
+            other => Rejection::BadParameter(other),
+        }
+    }
+}

@@ -1,12 +1,28 @@
 //! One request, from first byte to response, as a sequence of steps.
 //!
-//! The core cannot read the store, so it says what it needs and waits:
+//! The core cannot read the store, so it says what it needs and waits. The
+//! whole order of checks is [`handle`] (what the request alone decides)
+//! followed by [`Exchange::next`] (what needs the store), top to bottom:
 //!
-//! ```text
-//! handle ─▶ Get key/<hash> ─▶ Increment rate/<hash>/<w> ─▶ Get rate/<hash>/<w−1>
-//!        ─▶ [Delete rate/<hash>/<w−2>] ─▶ [Get account/<a>/patterns]
-//!        ─▶ [Increment … −1 (refund a 429 or 304)] ─▶ Respond
-//! ```
+//! | # | check | answer when it fails | store step |
+//! |---|---|---|---|
+//! | 1 | path is a variant's | 404 | |
+//! | 2 | method is GET or HEAD (OPTIONS: the preflight, no key needed) | 405 / 204 | |
+//! | 3 | `Authorization: Bearer <well-formed key>` | 401 | |
+//! | 4 | the key is known and active | 401 (unreadable: 500) | get the key's record |
+//! | 5 | count the request in its window | | increment the counter |
+//! | 6 | the previous window's count | | get the previous counter |
+//! | 7 | under the limit (sliding window) | 429, refunded | |
+//! | 8 | first request of a window: forget the counter two windows back | | delete it |
+//! | 9 | the parameters | 400 / 414 | |
+//! | 10 | the account's custom patterns, when included | (unreadable: 500) | get them |
+//! | 11 | `If-None-Match` is current | 304, refunded | |
+//! | 12 | the pattern list | 200 | |
+//!
+//! A store that fails a read or the count answers 503 and nothing further is
+//! written. A request with bad parameters from a valid key still counts; a
+//! key over its limit gets 429 whatever it sends. Every response is written
+//! by [`crate::respond`].
 //!
 //! Each step owns the exchange and `resume` consumes it, so a shell cannot
 //! skip a step or answer one twice. A shell's whole loop:
@@ -17,21 +33,14 @@
 //! let mut step = handle(&request, UnixMillis(1_700_000_000_000));
 //! let response = loop {
 //!     step = match step {
-//!         Step::Get(get) => get.resume(Ok(None)),          // store.get(get.store, &get.key)
-//!         Step::Increment(inc) => inc.resume(Ok(1)),       // store.increment(…, inc.delta)
-//!         Step::Delete(del) => del.resume(Ok(())),         // store.delete(…)
+//!         Step::Get(get) => get.resume(Ok(None)),      // store.get(get.record.label(), get.record.key())
+//!         Step::Increment(inc) => inc.resume(Ok(1)),   // store.increment(…, inc.delta)
+//!         Step::Delete(del) => del.resume(Ok(())),     // store.delete(…)
 //!         Step::Respond(response) => break response,
 //!     };
 //! };
 //! assert_eq!(response.status, 401);
 //! ```
-//!
-//! Order of checks (PRODUCT.md): path, method (OPTIONS answered here, without
-//! a key), authentication, rate limit, parameters. A request with bad
-//! parameters from a valid key still counts; a key over its limit gets 429
-//! whatever it sends.
-
-use std::borrow::Cow;
 
 use crate::auth::{self, KeyHash};
 use crate::custom::ServingView;
@@ -39,12 +48,13 @@ use crate::error::Rejection;
 use crate::http::{Request, Response};
 use crate::params::Filter;
 use crate::pattern::Variant;
-use crate::rate::{self, RateDecision, RateWindow, UnixMillis};
+use crate::rate::{self, Allowance, RateDecision, RateWindow, UnixMillis};
+use crate::respond;
 use crate::shape;
-use crate::store::{self, AccountId, KeyRecord, StoreLabel};
+use crate::store::{Counter, KeyRecord, RecordKey};
 
-/// The store failed to answer (connection lost, I/O error). The request is
-/// answered 503 and nothing further is written.
+/// The store failed to answer (connection lost, I/O error, deadline passed).
+/// The request is answered 503 and nothing further is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreError;
 
@@ -52,85 +62,131 @@ pub struct StoreError;
 #[derive(Debug)]
 #[must_use = "a step must be carried out and resumed"]
 pub enum Step {
-    /// Read a value.
+    /// Read a record.
     Get(Get),
     /// Atomically add to a counter.
     Increment(Increment),
-    /// Delete a key (a missing key is not an error).
+    /// Delete a record (a missing one is not an error).
     Delete(Delete),
     /// Send this response; the exchange is over.
     Respond(Response),
 }
 
-/// Read `key` from `store`, then [`Get::resume`] with the value (`None`: absent).
+/// Read `record`, then [`Get::resume`] with its bytes (`None`: absent).
 #[derive(Debug)]
 pub struct Get {
-    /// Which store.
-    pub store: StoreLabel,
-    /// The key to read.
-    pub key: String,
+    /// The record to read: its label and key.
+    pub record: RecordKey,
+    of: ReadOf,
     exchange: Exchange,
 }
 
-/// Atomically add `delta` to the counter `key` in `store` (a missing counter
-/// is 0), then [`Increment::resume`] with the new value.
+/// Atomically add `delta` to the counter `record` (a missing counter is 0),
+/// then [`Increment::resume`] with the new value.
 #[derive(Debug)]
 pub struct Increment {
-    /// Which store.
-    pub store: StoreLabel,
-    /// The counter's key.
-    pub key: String,
+    /// The counter: its label and key.
+    pub record: RecordKey,
     /// What to add: 1 to count a request, −1 to refund one.
     pub delta: i64,
+    of: AddFor,
     exchange: Exchange,
 }
 
-/// Delete `key` from `store`, then [`Delete::resume`].
+/// Delete `record`, then [`Delete::resume`].
 #[derive(Debug)]
 pub struct Delete {
-    /// Which store.
-    pub store: StoreLabel,
-    /// The key to delete.
-    pub key: String,
+    /// The record to delete: its label and key.
+    pub record: RecordKey,
     exchange: Exchange,
+}
+
+/// Which answer a [`Get`] brings.
+#[derive(Debug, Clone, Copy)]
+enum ReadOf {
+    KeyRecord,
+    PreviousCount,
+    CustomPatterns,
+}
+
+/// What an [`Increment`] is for.
+#[derive(Debug)]
+enum AddFor {
+    /// Counting this request.
+    ThisRequest,
+    /// Giving this request's count back (a 429 or a 304), then answering.
+    Refund(Response),
 }
 
 impl Get {
     /// Continues with the value read.
     pub fn resume(self, value: Result<Option<Vec<u8>>, StoreError>) -> Step {
-        self.exchange.on_value(value)
+        let Get {
+            of, mut exchange, ..
+        } = self;
+        let answers = &mut exchange.answers;
+        // Each record is decoded by its own codec as it arrives; what its
+        // value means for the request is decided in `next`.
+        match of {
+            ReadOf::KeyRecord => {
+                answers.key_record = Some(value.map(|v| v.map(|b| KeyRecord::decode(&b))));
+            }
+            ReadOf::PreviousCount => {
+                answers.previous = Some(value.map(|v| previous_count(v.as_deref())));
+            }
+            ReadOf::CustomPatterns => answers.custom = Some(value),
+        }
+        exchange.step()
     }
 }
 
 impl Increment {
     /// Continues with the counter's new value.
     pub fn resume(self, value: Result<i64, StoreError>) -> Step {
-        self.exchange.on_count(value)
+        let Increment {
+            of, mut exchange, ..
+        } = self;
+        match of {
+            AddFor::ThisRequest => {
+                exchange.answers.count = Some(value);
+                exchange.step()
+            }
+            // The refund's outcome does not change the answer already decided.
+            AddFor::Refund(response) => Step::Respond(response),
+        }
     }
 }
 
 impl Delete {
-    /// Continues once the key is deleted. A failed delete only leaves a stale
-    /// counter behind, so it does not fail the request.
+    /// Continues once the record is deleted. A failed delete only leaves a
+    /// stale counter behind, so it does not fail the request.
     pub fn resume(self, _result: Result<(), StoreError>) -> Step {
-        self.exchange.on_deleted()
+        let mut exchange = self.exchange;
+        exchange.answers.cleaned = true;
+        exchange.step()
     }
 }
 
-/// Starts handling `request` received at `now`.
+/// Starts handling `request` received at `now`: checks 1 to 3 (what the
+/// request alone decides), then the store-backed ones ([`Exchange::next`]).
 pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
     let head = request.method == "HEAD";
+    // 1. The path.
     let Some(variant) = Variant::from_path(request.path()) else {
-        return finish_error(head, &Rejection::NotFound, None);
+        return Step::Respond(respond::refusal(head, &Rejection::NotFound, None));
     };
+    // 2. The method; a preflight is answered without a key.
     match request.method {
         "GET" | "HEAD" => {}
-        "OPTIONS" => return Step::Respond(preflight()),
-        _ => return finish_error(head, &Rejection::MethodNotAllowed, None),
+        "OPTIONS" => return Step::Respond(respond::preflight()),
+        _ => {
+            return Step::Respond(respond::refusal(head, &Rejection::MethodNotAllowed, None));
+        }
     }
+    // 3. The Authorization header.
     let hash = match auth::authenticate(&request.header_values("authorization")) {
         Ok(hash) => hash,
-        Err(rejection) => return finish_error(head, &rejection, None),
+        Err(rejection) => return Step::Respond(respond::refusal(head, &rejection, None)),
     };
     let if_none_match = {
         let values = request.header_values("if-none-match");
@@ -140,53 +196,34 @@ pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
             .collect();
         (!joined.is_empty()).then(|| joined.join(","))
     };
-    let key = store::key_record_key(&hash);
-    let exchange = Exchange {
+    Exchange {
         head,
         variant,
         query: request.query().to_owned(),
         if_none_match,
         window: RateWindow::at(now),
-        state: State::AwaitKeyRecord,
         hash,
-    };
-    Step::Get(Get {
-        store: StoreLabel::Default,
-        key,
-        exchange,
-    })
+        answers: Answers::default(),
+    }
+    .step()
 }
 
-/// The rate state of an admitted request.
-#[derive(Debug, Clone, Copy)]
-struct Counted {
-    current: u64,
-    previous: u64,
-}
+/// A store answer: `None` until it arrives.
+type Answer<T> = Option<Result<T, StoreError>>;
 
-/// What the exchange waits for.
-#[derive(Debug)]
-#[allow(clippy::enum_variant_names)] // each state names what it awaits
-enum State {
-    AwaitKeyRecord,
-    AwaitCurrent {
-        account: AccountId,
-    },
-    AwaitPrevious {
-        account: AccountId,
-        current: u64,
-    },
-    AwaitCleanup {
-        account: AccountId,
-        counted: Counted,
-    },
-    AwaitCustom {
-        filter: Filter,
-        counted: Counted,
-    },
-    AwaitRefund {
-        response: Response,
-    },
+/// What the store has answered so far, decoded.
+#[derive(Debug, Default)]
+struct Answers {
+    /// The key's record: absent, unreadable (`Some(None)`) or read.
+    key_record: Answer<Option<Option<KeyRecord>>>,
+    /// This window's count, this request included.
+    count: Answer<i64>,
+    /// The previous window's count.
+    previous: Answer<u64>,
+    /// The counter two windows back was deleted.
+    cleaned: bool,
+    /// The account's custom-patterns record, as stored.
+    custom: Answer<Option<Vec<u8>>>,
 }
 
 /// The request's state between steps.
@@ -198,295 +235,137 @@ struct Exchange {
     if_none_match: Option<String>,
     window: RateWindow,
     hash: KeyHash,
-    state: State,
+    answers: Answers,
+}
+
+/// What [`Exchange::next`] decided.
+enum Next {
+    Read(RecordKey, ReadOf),
+    Add(RecordKey, i64, AddFor),
+    Delete(RecordKey),
+    Respond(Response),
 }
 
 impl Exchange {
-    fn counter_key(&self, window: u64) -> String {
-        store::counter_key(&self.hash, window)
-    }
-
-    fn on_value(mut self, value: Result<Option<Vec<u8>>, StoreError>) -> Step {
-        let Ok(value) = value else {
-            return self.fail(&Rejection::StoreUnavailable, None);
+    /// Checks 4 to 12, in order, with what the store has answered so far:
+    /// the first one that needs an answer not yet there asks for it. Runs
+    /// again from the top after every answer, so this one function is the
+    /// whole order (a check whose answer is in only reads a field).
+    fn next(&self) -> Next {
+        let answers = &self.answers;
+        // 4. The key is known and active.
+        let record = match &answers.key_record {
+            None => return Next::Read(RecordKey::api_key(&self.hash), ReadOf::KeyRecord),
+            Some(Err(StoreError)) => return self.refuse(&Rejection::StoreUnavailable, None),
+            Some(Ok(None)) => return self.refuse(&Rejection::InvalidApiKey, None),
+            Some(Ok(Some(None))) => return self.refuse(&Rejection::CorruptRecord, None),
+            Some(Ok(Some(Some(record)))) => record,
         };
-        match std::mem::replace(&mut self.state, State::AwaitKeyRecord) {
-            State::AwaitKeyRecord => {
-                let Some(bytes) = value else {
-                    return self.fail(&Rejection::InvalidApiKey, None);
-                };
-                let Some(record) = KeyRecord::from_json(&bytes) else {
-                    return self.fail(&Rejection::CorruptRecord, None);
-                };
-                if !record.is_active() {
-                    return self.fail(&Rejection::InvalidApiKey, None);
-                }
-                let key = self.counter_key(self.window.index);
-                self.state = State::AwaitCurrent {
-                    account: record.account,
-                };
-                Step::Increment(Increment {
-                    store: StoreLabel::Rate,
-                    key,
-                    delta: 1,
-                    exchange: self,
-                })
-            }
-            State::AwaitPrevious { account, current } => {
-                // A counter that cannot be read counts as empty: the limit
-                // then errs towards admitting rather than failing requests.
-                let previous = rate::decode_counter(value.as_deref()).unwrap_or(0);
-                self.on_counted(account, current, previous)
-            }
-            State::AwaitCustom { filter, counted } => match value {
-                None => self.respond_patterns(&filter, None, counted),
-                Some(bytes) => match ServingView::parse(&bytes) {
-                    Some(view) => self.respond_patterns(&filter, Some(&view), counted),
-                    None => self.fail(&Rejection::CorruptRecord, Some(counted)),
-                },
-            },
-            other => unreachable_state(other),
+        if !record.is_active() {
+            return self.refuse(&Rejection::InvalidApiKey, None);
         }
-    }
-
-    fn on_count(mut self, value: Result<i64, StoreError>) -> Step {
-        match std::mem::replace(&mut self.state, State::AwaitKeyRecord) {
-            State::AwaitCurrent { account } => {
-                let Ok(current) = value else {
-                    return self.fail(&Rejection::StoreUnavailable, None);
-                };
-                let key = self.counter_key(self.window.index.saturating_sub(1));
-                self.state = State::AwaitPrevious {
-                    account,
-                    current: current.max(0) as u64,
-                };
-                Step::Get(Get {
-                    store: StoreLabel::Rate,
-                    key,
-                    exchange: self,
-                })
-            }
-            // The refund's outcome does not change the answer already decided.
-            State::AwaitRefund { response } => Step::Respond(response),
-            other => unreachable_state(other),
-        }
-    }
-
-    fn on_deleted(mut self) -> Step {
-        match std::mem::replace(&mut self.state, State::AwaitKeyRecord) {
-            State::AwaitCleanup { account, counted } => self.after_rate(account, counted),
-            other => unreachable_state(other),
-        }
-    }
-
-    fn on_counted(mut self, account: AccountId, current: u64, previous: u64) -> Step {
-        match rate::decide(self.window, current, previous) {
+        // 5. This request counted in its window (atomically: concurrent
+        // requests get distinct counts, so the limit never over-admits).
+        let current = match answers.count {
+            None => return Next::Add(self.counter(0), 1, AddFor::ThisRequest),
+            Some(Err(StoreError)) => return self.refuse(&Rejection::StoreUnavailable, None),
+            Some(Ok(count)) => count.max(0) as u64,
+        };
+        // 6. The previous window's count.
+        let previous = match answers.previous {
+            None => return Next::Read(self.counter(1), ReadOf::PreviousCount),
+            Some(Err(StoreError)) => return self.refuse(&Rejection::StoreUnavailable, None),
+            Some(Ok(count)) => count,
+        };
+        // 7. Under the limit; a refused request is refunded.
+        let allowance = match rate::decide(self.window, current, previous) {
             RateDecision::Limited { retry_after } => {
-                let rejection = Rejection::RateLimited { retry_after };
-                let mut response = error_response(&rejection);
-                response
-                    .headers
-                    .push(("retry-after", retry_after.to_string()));
-                push_rate_headers(&mut response, 0, retry_after);
-                push_cors(&mut response);
-                self.refund(response)
+                let response =
+                    respond::refusal(self.head, &Rejection::RateLimited { retry_after }, None);
+                return self.refund(response);
             }
-            RateDecision::Admitted { .. } => {
-                let counted = Counted { current, previous };
-                if current == 1 && self.window.index >= 2 {
-                    // First request of a window: the counter two windows back
-                    // is no longer read; delete it so counters do not pile up.
-                    let key = self.counter_key(self.window.index - 2);
-                    self.state = State::AwaitCleanup { account, counted };
-                    return Step::Delete(Delete {
-                        store: StoreLabel::Rate,
-                        key,
-                        exchange: self,
-                    });
-                }
-                self.after_rate(account, counted)
-            }
+            RateDecision::Admitted { remaining } => self.window.allowance(remaining),
+        };
+        // 8. The first request of a window deletes the counter two windows
+        // back, which is no longer read, so counters do not pile up.
+        if current == 1 && self.window.index >= 2 && !answers.cleaned {
+            return Next::Delete(self.counter(2));
         }
-    }
-
-    fn after_rate(mut self, account: AccountId, counted: Counted) -> Step {
+        // 9. The parameters.
         let filter = match Filter::parse(&self.query, self.variant) {
             Ok(filter) => filter,
-            Err(rejection) => return self.fail(&rejection, Some(counted)),
+            Err(error) => return self.refuse(&error.into(), Some(allowance)),
         };
-        if !filter.include_custom {
-            return self.respond_patterns(&filter, None, counted);
-        }
-        let key = store::custom_patterns_key(&account);
-        self.state = State::AwaitCustom { filter, counted };
-        Step::Get(Get {
-            store: StoreLabel::Default,
-            key,
-            exchange: self,
-        })
-    }
-
-    fn respond_patterns(
-        self,
-        filter: &Filter,
-        custom: Option<&ServingView<'_>>,
-        counted: Counted,
-    ) -> Step {
-        let (body, etag) = shape::render(self.variant, filter, custom);
-        if self
-            .if_none_match
-            .as_deref()
-            .is_some_and(|h| shape::if_none_match(h, &etag))
+        // 10. The account's custom patterns, when included.
+        let custom = match &answers.custom {
+            _ if !filter.include_custom => None,
+            None => {
+                let record = RecordKey::custom_patterns(&record.account);
+                return Next::Read(record, ReadOf::CustomPatterns);
+            }
+            Some(Err(StoreError)) => return self.refuse(&Rejection::StoreUnavailable, None),
+            Some(Ok(None)) => None,
+            Some(Ok(Some(bytes))) => match ServingView::parse(bytes) {
+                Some(view) => Some(view),
+                None => return self.refuse(&Rejection::CorruptRecord, Some(allowance)),
+            },
+        };
+        let (body, etag) = shape::render(self.variant, &filter, custom.as_ref());
+        // 11. The client's copy is current: a cached response does not
+        // count, so this request is refunded.
+        if let Some(header) = &self.if_none_match
+            && shape::if_none_match(header, &etag)
         {
-            // A cached response does not count: refund this request.
-            let remaining = rate::remaining(self.window, counted.current - 1, counted.previous);
-            let mut response = Response {
-                status: 304,
-                headers: Vec::new(),
-                body: Cow::Borrowed(&[]),
-            };
-            push_cache_headers(&mut response, etag);
-            push_rate_headers(&mut response, remaining, self.window.seconds_left());
-            push_cors(&mut response);
-            return self.refund(response);
+            let refunded = rate::remaining(self.window, current - 1, previous);
+            return self.refund(respond::not_modified(etag, self.window.allowance(refunded)));
         }
-        let remaining = rate::remaining(self.window, counted.current, counted.previous);
-        let mut response = Response {
-            status: 200,
-            headers: vec![("content-type", "application/json".into())],
-            body: if self.head { Cow::Borrowed(&[]) } else { body },
-        };
-        push_cache_headers(&mut response, etag);
-        push_rate_headers(&mut response, remaining, self.window.seconds_left());
-        push_cors(&mut response);
-        Step::Respond(response)
+        // 12. The pattern list.
+        Next::Respond(respond::patterns(self.head, body, etag, allowance))
     }
 
-    /// Gives back the request's count, then answers `response`.
-    fn refund(mut self, response: Response) -> Step {
-        let key = self.counter_key(self.window.index);
-        let response = strip_head(self.head, response);
-        self.state = State::AwaitRefund { response };
-        Step::Increment(Increment {
-            store: StoreLabel::Rate,
-            key,
-            delta: -1,
-            exchange: self,
-        })
+    /// Carries out [`Exchange::next`]'s decision.
+    fn step(self) -> Step {
+        match self.next() {
+            Next::Read(record, of) => Step::Get(Get {
+                record,
+                of,
+                exchange: self,
+            }),
+            Next::Add(record, delta, of) => Step::Increment(Increment {
+                record,
+                delta,
+                of,
+                exchange: self,
+            }),
+            Next::Delete(record) => Step::Delete(Delete {
+                record,
+                exchange: self,
+            }),
+            Next::Respond(response) => Step::Respond(response),
+        }
     }
 
-    fn fail(self, rejection: &Rejection, counted: Option<Counted>) -> Step {
-        let rate = counted.map(|c| {
-            (
-                rate::remaining(self.window, c.current, c.previous),
-                self.window.seconds_left(),
-            )
-        });
-        finish_error(self.head, rejection, rate)
+    /// This key's counter `back` windows before the current one.
+    fn counter(&self, back: u64) -> RecordKey {
+        RecordKey::rate_counter(&self.hash, self.window.index.saturating_sub(back))
     }
-}
 
-/// A state paired with the wrong kind of step cannot be built through the
-/// public API (each step type only resumes into its own states); answer 500
-/// rather than panic if it ever happens.
-fn unreachable_state(state: State) -> Step {
-    debug_assert!(false, "step resumed in state {state:?}");
-    finish_error(false, &Rejection::CorruptRecord, None)
-}
-
-const RATE_POLICY: &str = "\"per-key\";q=1000;w=60";
-const EXPOSED: &str = "ETag, RateLimit, RateLimit-Policy, Retry-After";
-
-fn push_cache_headers(response: &mut Response, etag: String) {
-    response
-        .headers
-        .push(("cache-control", "public, max-age=300".into()));
-    response.headers.push(("vary", "Authorization".into()));
-    response.headers.push(("etag", etag));
-}
-
-fn push_rate_headers(response: &mut Response, remaining: u64, reset: u64) {
-    response
-        .headers
-        .push(("ratelimit-policy", RATE_POLICY.into()));
-    response
-        .headers
-        .push(("ratelimit", format!("\"per-key\";r={remaining};t={reset}")));
-}
-
-fn push_cors(response: &mut Response) {
-    response
-        .headers
-        .push(("access-control-allow-origin", "*".into()));
-    response
-        .headers
-        .push(("access-control-expose-headers", EXPOSED.into()));
-}
-
-/// The response for a refusal: `{"error": …}`, no-store, plus the headers the
-/// refusal calls for.
-fn error_response(rejection: &Rejection) -> Response {
-    let mut response = Response {
-        status: rejection.status(),
-        headers: vec![
-            ("content-type", "application/json".into()),
-            ("cache-control", "no-store".into()),
-        ],
-        body: Cow::Owned(rejection.body()),
-    };
-    match rejection {
-        Rejection::MalformedAuthorization
-        | Rejection::ApiKeyRequired
-        | Rejection::InvalidApiKey => response.headers.push(("www-authenticate", "Bearer".into())),
-        Rejection::MethodNotAllowed => response.headers.push(("allow", ALLOW.into())),
-        _ => {}
+    /// Gives back this request's count, then answers `response`.
+    fn refund(&self, response: Response) -> Next {
+        Next::Add(self.counter(0), -1, AddFor::Refund(response))
     }
-    response
-}
 
-fn finish_error(head: bool, rejection: &Rejection, rate: Option<(u64, u64)>) -> Step {
-    let mut response = error_response(rejection);
-    if let Some((remaining, reset)) = rate {
-        push_rate_headers(&mut response, remaining, reset);
-    }
-    push_cors(&mut response);
-    Step::Respond(strip_head(head, response))
-}
-
-impl Rejection {
-    /// The whole response for this refusal, as the core answers it (body,
-    /// `no-store`, CORS, and the headers the refusal calls for), for a shell
-    /// that must answer without running an exchange ([`Rejection::HandlerFailed`]).
-    pub fn response(&self) -> Response {
-        let mut response = error_response(self);
-        push_cors(&mut response);
-        response
+    fn refuse(&self, rejection: &Rejection, allowance: Option<Allowance>) -> Next {
+        Next::Respond(respond::refusal(self.head, rejection, allowance))
     }
 }
 
-fn strip_head(head: bool, mut response: Response) -> Response {
-    if head {
-        response.body = Cow::Borrowed(&[]);
-    }
-    response
-}
-
-const ALLOW: &str = "GET, HEAD, OPTIONS";
-
-/// The CORS preflight answer: browsers send it without credentials.
-fn preflight() -> Response {
-    Response {
-        status: 204,
-        headers: vec![
-            ("cache-control", "no-store".into()),
-            ("allow", ALLOW.into()),
-            ("access-control-allow-origin", "*".into()),
-            ("access-control-allow-methods", ALLOW.into()),
-            ("access-control-allow-headers", "Authorization".into()),
-            ("access-control-max-age", "86400".into()),
-        ],
-        body: Cow::Borrowed(&[]),
-    }
+/// The previous window's count as the limit reads it. A counter that cannot
+/// be read counts as empty, and a negative one (more refunds than counts
+/// after a store was reset) as zero: the limit then errs towards admitting
+/// rather than failing requests.
+fn previous_count(value: Option<&[u8]>) -> u64 {
+    value.and_then(Counter::decode).unwrap_or(0).max(0) as u64
 }
 
 /// Runs a whole exchange against a synchronous store. For shells whose store
@@ -497,15 +376,15 @@ pub fn run(request: &Request<'_>, now: UnixMillis, store: &mut impl SyncStore) -
     loop {
         step = match step {
             Step::Get(get) => {
-                let value = store.get(get.store, &get.key);
+                let value = store.get(&get.record);
                 get.resume(value)
             }
             Step::Increment(inc) => {
-                let value = store.increment(inc.store, &inc.key, inc.delta);
+                let value = store.increment(&inc.record, inc.delta);
                 inc.resume(value)
             }
             Step::Delete(del) => {
-                let result = store.delete(del.store, &del.key);
+                let result = store.delete(&del.record);
                 del.resume(result)
             }
             Step::Respond(response) => return response,
@@ -513,12 +392,28 @@ pub fn run(request: &Request<'_>, now: UnixMillis, store: &mut impl SyncStore) -
     }
 }
 
-/// A key-value store with blocking calls, as [`run`] drives it.
+/// A key-value store with blocking calls, as [`run`] drives it. It finds a
+/// record by [`RecordKey::label`] and [`RecordKey::key`].
 pub trait SyncStore {
-    /// Reads a value.
-    fn get(&mut self, store: StoreLabel, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Reads a record.
+    fn get(&mut self, record: &RecordKey) -> Result<Option<Vec<u8>>, StoreError>;
     /// Atomically adds `delta` to a counter (missing: 0); returns the new value.
-    fn increment(&mut self, store: StoreLabel, key: &str, delta: i64) -> Result<i64, StoreError>;
-    /// Deletes a key (missing: fine).
-    fn delete(&mut self, store: StoreLabel, key: &str) -> Result<(), StoreError>;
+    fn increment(&mut self, record: &RecordKey, delta: i64) -> Result<i64, StoreError>;
+    /// Deletes a record (missing: fine).
+    fn delete(&mut self, record: &RecordKey) -> Result<(), StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::previous_count;
+
+    #[test]
+    fn previous_counts_read_in_both_encodings_and_err_towards_admitting() {
+        assert_eq!(previous_count(None), 0);
+        assert_eq!(previous_count(Some(&7i64.to_le_bytes())), 7);
+        assert_eq!(previous_count(Some(b"42")), 42);
+        assert_eq!(previous_count(Some(b"12345678")), 12_345_678);
+        assert_eq!(previous_count(Some(b"-3")), 0);
+        assert_eq!(previous_count(Some(b"xyz")), 0);
+    }
 }

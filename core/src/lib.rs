@@ -17,63 +17,95 @@
 //! natively, in wasm under Node, in the Spin component and under the host.
 //!
 //! ```
-//! use noise_filter_core::{run, ApiKey, KeyRecord, AccountId, MemoryStore, Request,
-//!     StoreLabel, UnixMillis, store};
+//! use noise_filter_core::{run, ApiKey, MemoryStore, Request, UnixMillis};
 //!
 //! let now = UnixMillis(1_763_800_000_000);
 //! let key = ApiKey::from_random([7; 24]);
-//! let mut kv = MemoryStore::new();
-//! let record = KeyRecord::new(AccountId::new("acme").unwrap(), "docs", now);
-//! kv.set(StoreLabel::Default, &store::key_record_key(&key.hash()), record.to_json());
+//! let mut store = MemoryStore::new().with_key(&key, "acme");
 //!
 //! let auth = format!("Bearer {}", key.expose());
 //! let headers = [("authorization", auth.as_bytes())];
 //! let request = Request { method: "GET", target: "/api/v1/filters?minConfidence=0.9", headers: &headers };
-//! let response = run(&request, now, &mut kv);
+//! let response = run(&request, now, &mut store);
 //! assert_eq!(response.status, 200);
 //! assert!(response.body.starts_with(br#"{"patterns":[{"id":"#));
 //! ```
+//!
+//! ## The public surface
+//!
+//! Modules are private; this list is the crate's whole API.
+//!
+//! - **The words of the interface**: [`Variant`], [`Category`], [`Kind`],
+//!   [`CUSTOM_CATEGORY_A`].
+//! - **Matching**: [`Matcher`], [`MatcherPattern`], [`Event`], [`Verdict`],
+//!   [`Match`], [`Field`], [`InvalidPattern`]; the built-in catalog
+//!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]); the
+//!   regex subset ([`translate_regex`], [`SyntaxError`], [`MAX_REGEX_LEN`]).
+//! - **The endpoint** (feature `endpoint`): [`handle`] and its [`Step`]s
+//!   ([`Get`], [`Increment`], [`Delete`]), or [`run`] over a [`SyncStore`];
+//!   [`Request`], [`Response`], [`Rejection`], [`ParamError`],
+//!   [`UnixMillis`], the rate limit's constants ([`RATE_LIMIT`],
+//!   [`RATE_WINDOW_MS`]) and algorithm ([`RateWindow`], [`rate_decision`],
+//!   [`RateDecision`]), the parameters' bounds ([`DEFAULT_MIN_CONFIDENCE`],
+//!   [`MAX_CATEGORIES`], [`MAX_QUERY_LEN`]).
+//! - **The store** (feature `endpoint`): [`RecordKind`], [`RecordKey`],
+//!   [`StoreLabel`], [`StoreError`], the records and their codecs
+//!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`]), [`AccountId`],
+//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]), and
+//!   [`MemoryStore`] for tests and examples.
+//! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
+//!   keys and custom patterns, with [`NewPattern`] and [`CustomPattern`].
 
 #[cfg(feature = "endpoint")]
-pub mod auth;
-pub mod catalog;
+pub mod admin;
 #[cfg(feature = "endpoint")]
-pub mod custom;
+mod auth;
+mod catalog;
 #[cfg(feature = "endpoint")]
-pub mod error;
+mod custom;
 #[cfg(feature = "endpoint")]
-pub mod exchange;
+mod error;
 #[cfg(feature = "endpoint")]
-pub mod http;
-pub mod matcher;
+mod exchange;
 #[cfg(feature = "endpoint")]
-pub mod memory;
+mod http;
+mod matcher;
 #[cfg(feature = "endpoint")]
-pub mod params;
-pub mod pattern;
+mod memory;
 #[cfg(feature = "endpoint")]
-pub mod rate;
+mod params;
+mod pattern;
 #[cfg(feature = "endpoint")]
-pub mod shape;
+mod rate;
 #[cfg(feature = "endpoint")]
-pub mod store;
-pub mod syntax;
+mod respond;
 #[cfg(feature = "endpoint")]
-#[allow(unreachable_pub)]
+mod shape;
+#[cfg(feature = "endpoint")]
+mod store;
+mod syntax;
+#[cfg(feature = "endpoint")]
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod wire;
 
-pub use catalog::BuiltinPattern;
+pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catalog_release};
 pub use matcher::{Event, Field, Match, Matcher, MatcherPattern, Verdict};
-pub use pattern::{Category, InvalidPattern, Kind, Variant};
+pub use pattern::{CUSTOM_CATEGORY_A, Category, InvalidPattern, Kind, Variant};
+pub use syntax::{MAX_REGEX_LEN, SyntaxError, translate as translate_regex};
 #[cfg(feature = "endpoint")]
 pub use {
-    auth::{ApiKey, KeyHash},
+    auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash},
     custom::{CustomPattern, CustomPatterns, NewPattern},
-    error::{ParamError, Rejection},
+    error::Rejection,
     exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
     http::{Request, Response},
     memory::MemoryStore,
-    params::Filter,
-    rate::{RateWindow, UnixMillis},
-    store::{AccountId, KeyRecord, StoreLabel},
+    params::{
+        DEFAULT_INCLUDE_CUSTOM, DEFAULT_MIN_CONFIDENCE, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError,
+    },
+    rate::{
+        LIMIT as RATE_LIMIT, RateDecision, RateWindow, UnixMillis, WINDOW_MS as RATE_WINDOW_MS,
+        decide as rate_decision,
+    },
+    store::{AccountId, Counter, CounterError, KeyRecord, RecordKey, RecordKind, StoreLabel},
 };

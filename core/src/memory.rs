@@ -1,20 +1,28 @@
-//! A deterministic in-memory store, for tests, benchmarks and the byte-for-byte
-//! comparisons between shells. Not used by any server: they have real stores.
+//! A deterministic in-memory store, for tests, benchmarks, examples and the
+//! byte-for-byte comparisons between shells. No server uses it: they have
+//! real stores.
 
 use std::collections::BTreeMap;
 
+use crate::admin;
+use crate::auth::ApiKey;
+use crate::custom::NewPattern;
 use crate::exchange::{StoreError, SyncStore};
-use crate::store::StoreLabel;
+use crate::rate::UnixMillis;
+use crate::store::{Counter, KeyRecord, RecordKey, StoreLabel};
 
-/// Both stores as ordered maps. Counters are kept as Spin's SQLite store keeps
-/// them: 8 bytes, little-endian i64.
+/// Both store labels as ordered maps, values as the core encodes them
+/// (counters as [`Counter`] writes them).
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStore {
-    /// `(label, key) → value`.
-    pub entries: BTreeMap<(StoreLabel, String), Vec<u8>>,
+    entries: BTreeMap<(StoreLabel, String), Vec<u8>>,
     /// When set, every call fails (to test store failures).
     pub failing: bool,
 }
+
+/// When the records the helpers write were made: a fixed instant, so the
+/// same helpers give the same bytes.
+const SEEDED_AT: UnixMillis = UnixMillis(1_763_800_000_000);
 
 impl MemoryStore {
     /// An empty store.
@@ -22,48 +30,107 @@ impl MemoryStore {
         MemoryStore::default()
     }
 
-    /// Writes a value.
-    pub fn set(&mut self, store: StoreLabel, key: &str, value: Vec<u8>) {
-        self.entries.insert((store, key.to_owned()), value);
+    /// With an active `key` of `account` (labelled `test`).
+    ///
+    /// # Panics
+    /// If `account` is not a valid account name.
+    pub fn with_key(mut self, key: &ApiKey, account: &str) -> MemoryStore {
+        let new = admin::key_record(key, account, "test", SEEDED_AT)
+            .unwrap_or_else(|refusal| panic!("{refusal}"));
+        self.set(&new.record, new.value);
+        self
     }
 
-    /// The keys of `store`, in order.
-    pub fn keys(&self, store: StoreLabel) -> Vec<&str> {
+    /// With `patterns` added to `account`'s custom patterns.
+    ///
+    /// # Panics
+    /// If the account or a pattern is refused.
+    pub fn with_patterns(mut self, account: &str, patterns: Vec<NewPattern>) -> MemoryStore {
+        self.add_patterns(account, patterns, SEEDED_AT)
+            .unwrap_or_else(|refusal| panic!("{refusal}"));
+        self
+    }
+
+    /// Adds patterns to an account at `now`, as the admin tool would; returns
+    /// their ids.
+    pub fn add_patterns(
+        &mut self,
+        account: &str,
+        patterns: Vec<NewPattern>,
+        now: UnixMillis,
+    ) -> Result<Vec<String>, admin::AdminRefusal> {
+        let record = admin::patterns_record(account)?;
+        let change = admin::add_patterns(self.value(&record), patterns, now)?;
+        self.set(&record, change.value);
+        Ok(change.ids)
+    }
+
+    /// Revokes `key` at `now`, as the admin tool would.
+    pub fn revoke(&mut self, key: &ApiKey, now: UnixMillis) -> Result<(), admin::AdminRefusal> {
+        let record = RecordKey::api_key(&key.hash());
+        let revoked = admin::revoke_key(self.value(&record), now)?;
+        self.set(&record, revoked.value);
+        Ok(())
+    }
+
+    /// The key record stored for `key`, if any and readable.
+    pub fn key_record(&self, key: &ApiKey) -> Option<KeyRecord> {
+        KeyRecord::decode(self.value(&RecordKey::api_key(&key.hash()))?)
+    }
+
+    /// Writes a record's bytes.
+    pub fn set(&mut self, record: &RecordKey, value: Vec<u8>) {
+        self.entries
+            .insert((record.label(), record.key().to_owned()), value);
+    }
+
+    /// A record's bytes, if stored.
+    pub fn value(&self, record: &RecordKey) -> Option<&[u8]> {
+        self.entries
+            .get(&(record.label(), record.key().to_owned()))
+            .map(Vec::as_slice)
+    }
+
+    /// Every record: label, key, bytes, in order.
+    pub fn entries(&self) -> impl Iterator<Item = (StoreLabel, &str, &[u8])> {
+        self.entries
+            .iter()
+            .map(|((label, key), value)| (*label, key.as_str(), value.as_slice()))
+    }
+
+    /// The keys of `label`, in order.
+    pub fn keys(&self, label: StoreLabel) -> Vec<&str> {
         self.entries
             .keys()
-            .filter(|(s, _)| *s == store)
+            .filter(|(l, _)| *l == label)
             .map(|(_, k)| k.as_str())
             .collect()
     }
 }
 
 impl SyncStore for MemoryStore {
-    fn get(&mut self, store: StoreLabel, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&mut self, record: &RecordKey) -> Result<Option<Vec<u8>>, StoreError> {
         if self.failing {
             return Err(StoreError);
         }
-        Ok(self.entries.get(&(store, key.to_owned())).cloned())
+        Ok(self.value(record).map(<[u8]>::to_vec))
     }
 
-    fn increment(&mut self, store: StoreLabel, key: &str, delta: i64) -> Result<i64, StoreError> {
+    fn increment(&mut self, record: &RecordKey, delta: i64) -> Result<i64, StoreError> {
         if self.failing {
             return Err(StoreError);
         }
-        let slot = self
-            .entries
-            .entry((store, key.to_owned()))
-            .or_insert_with(|| vec![0; 8]);
-        let old = <[u8; 8]>::try_from(slot.as_slice()).map_or(0, i64::from_le_bytes);
-        let new = old + delta;
-        *slot = new.to_le_bytes().to_vec();
+        let (new, bytes) = Counter::add(self.value(record), delta).map_err(|_| StoreError)?;
+        self.set(record, bytes.to_vec());
         Ok(new)
     }
 
-    fn delete(&mut self, store: StoreLabel, key: &str) -> Result<(), StoreError> {
+    fn delete(&mut self, record: &RecordKey) -> Result<(), StoreError> {
         if self.failing {
             return Err(StoreError);
         }
-        self.entries.remove(&(store, key.to_owned()));
+        self.entries
+            .remove(&(record.label(), record.key().to_owned()));
         Ok(())
     }
 }

@@ -60,6 +60,25 @@ impl RateWindow {
     }
 }
 
+/// What a key may still send, as the `RateLimit` header says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    /// Requests still admitted right now.
+    pub remaining: u64,
+    /// Seconds until the window closes.
+    pub reset: u64,
+}
+
+impl RateWindow {
+    /// The allowance in this window with `remaining` requests left.
+    pub fn allowance(&self, remaining: u64) -> Allowance {
+        Allowance {
+            remaining,
+            reset: self.seconds_left(),
+        }
+    }
+}
+
 /// The outcome of one request against the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateDecision {
@@ -95,7 +114,7 @@ pub fn decide(window: RateWindow, current: u64, previous: u64) -> RateDecision {
 
 /// Requests still admitted at `window` given the counters (for responses
 /// whose own request was refunded, such as a 304).
-pub fn remaining(window: RateWindow, current: u64, previous: u64) -> u64 {
+pub(crate) fn remaining(window: RateWindow, current: u64, previous: u64) -> u64 {
     let w = u128::from(WINDOW_MS);
     let used = u128::from(previous) * (w - u128::from(window.elapsed_ms)) + u128::from(current) * w;
     (u128::from(LIMIT) * w).saturating_sub(used).div_euclid(w) as u64
@@ -129,22 +148,4 @@ fn retry_after(window: RateWindow, current: u64, previous: u64) -> u64 {
 
 fn to_seconds(ms: u128) -> u64 {
     (ms.div_ceil(1000) as u64).max(1)
-}
-
-/// Reads a counter as the store returns it: Spin's SQLite store keeps atomic
-/// counters as 8 bytes of little-endian i64; Redis (`INCRBY`) as ASCII
-/// decimal. A missing counter is 0; anything else reads as `None`.
-pub fn decode_counter(value: Option<&[u8]>) -> Option<u64> {
-    let Some(bytes) = value else { return Some(0) };
-    let decimal = !bytes.is_empty()
-        && bytes
-            .iter()
-            .enumerate()
-            .all(|(i, b)| b.is_ascii_digit() || (i == 0 && *b == b'-'));
-    let n: i64 = if decimal {
-        std::str::from_utf8(bytes).ok()?.parse().ok()?
-    } else {
-        i64::from_le_bytes(bytes.try_into().ok()?)
-    };
-    Some(n.max(0) as u64)
 }

@@ -22,7 +22,7 @@ use crate::pattern::{Category, Variant};
 /// built-in part, the catalog's digest and which slices of it were copied.
 /// Equal bodies from equal inputs get equal tags, and any change of a byte
 /// changes the tag, without hashing the ~90 KB of built-ins per request.
-pub fn render(
+pub(crate) fn render(
     variant: Variant,
     filter: &Filter,
     custom: Option<&ServingView<'_>>,
@@ -200,7 +200,7 @@ fn version<'a>(filter: &Filter, custom: Option<&'a ServingView<'_>>) -> &'a str 
 
 /// Whether an `If-None-Match` header value matches `etag` (RFC 9110 13.1.2:
 /// `*`, or a list of entity tags compared weakly).
-pub fn if_none_match(header: &str, etag: &str) -> bool {
+pub(crate) fn if_none_match(header: &str, etag: &str) -> bool {
     header
         .split(',')
         .map(str::trim)

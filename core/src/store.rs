@@ -1,65 +1,204 @@
-//! What the key-value store holds, and under which keys.
+//! What the key-value store holds: the kinds of record, which store label
+//! each lives in, the key each is kept under, and each record's bytes.
 //!
-//! The core never touches the store; it names the keys and reads and writes
-//! the records, and the shells (Spin component, host, npm handler, admin CLI)
-//! move the bytes. Layout (documented in ARCHITECTURE.md):
+//! The core never touches the store; it names records and reads and writes
+//! their bytes, and the shells (Spin component, host, npm handler, admin CLI)
+//! move them. A shell maps a [`RecordKind`] (or its [`StoreLabel`]) to one of
+//! its stores and never looks inside a key or a value.
 //!
-//! | store label | key | value |
-//! |---|---|---|
-//! | `default` | `key/<sha256 hex of the API key>` | [`KeyRecord`] as JSON |
-//! | `default` | `account/<account>/patterns` | [`crate::CustomPatterns`], pre-rendered ([`crate::CustomPatterns::encode`]) |
-//! | `rate` | `rate/<sha256 hex>/<window number>` | atomic counter |
+//! | kind | label | key | value (codec) |
+//! |---|---|---|---|
+//! | [`RecordKind::ApiKey`] | `default` | `key/<sha256 hex of the API key>` | [`KeyRecord`] JSON ([`KeyRecord::encode`]) |
+//! | [`RecordKind::CustomPatterns`] | `default` | `account/<account>/patterns` | [`crate::CustomPatterns`], pre-rendered ([`crate::CustomPatterns::encode`]) |
+//! | [`RecordKind::RateCounter`] | `rate` | `rate/<sha256 hex>/<window number>` | [`Counter`]: 8-byte little-endian i64 (Spin's atomics), or decimal (Redis `INCRBY`) |
 //!
-//! Keys and patterns are durable (`default`); counters live in their own label
-//! so a deployment can keep them in memory or Redis.
+//! Keys and patterns are durable (`default`); counters live in their own
+//! label so a deployment can keep them in memory or Redis.
 
 use serde::{Deserialize, Serialize};
 
 use crate::auth::KeyHash;
 use crate::rate::UnixMillis;
 
-/// Label of the durable store: keys and custom patterns.
-pub const DEFAULT_STORE: &str = "default";
-/// Label of the store for rate counters.
-pub const RATE_STORE: &str = "rate";
-
-/// Which of the two stores an action is for.
+/// Which of the two stores a record lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StoreLabel {
-    /// Keys and custom patterns (`default`).
+    /// Keys and custom patterns (`default`): durable.
     Default,
-    /// Rate counters (`rate`).
+    /// Rate counters (`rate`): may be kept in memory or Redis.
     Rate,
 }
 
 impl StoreLabel {
-    /// The label as written in `spin.toml`.
+    /// Both labels, as `spin.toml` declares them.
+    pub const ALL: [StoreLabel; 2] = [StoreLabel::Default, StoreLabel::Rate];
+
+    /// The label as written in `spin.toml` and Spin's SQLite table.
     pub const fn name(self) -> &'static str {
         match self {
-            StoreLabel::Default => DEFAULT_STORE,
-            StoreLabel::Rate => RATE_STORE,
+            StoreLabel::Default => "default",
+            StoreLabel::Rate => "rate",
+        }
+    }
+
+    /// The label named `name`, if it is one of the two.
+    pub fn from_name(name: &str) -> Option<StoreLabel> {
+        StoreLabel::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// The kinds of record the service keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RecordKind {
+    /// What is known of one API key ([`KeyRecord`]), under the key's hash.
+    ApiKey,
+    /// All custom patterns of one account ([`crate::CustomPatterns`]).
+    CustomPatterns,
+    /// One key's request count in one rate window ([`Counter`]).
+    RateCounter,
+}
+
+impl RecordKind {
+    /// The store label this kind of record lives in.
+    pub const fn label(self) -> StoreLabel {
+        match self {
+            RecordKind::ApiKey | RecordKind::CustomPatterns => StoreLabel::Default,
+            RecordKind::RateCounter => StoreLabel::Rate,
+        }
+    }
+
+    /// The start of every key of this kind.
+    const fn prefix(self) -> &'static str {
+        match self {
+            RecordKind::ApiKey => "key/",
+            RecordKind::CustomPatterns => "account/",
+            RecordKind::RateCounter => "rate/",
         }
     }
 }
 
-/// Prefix of key records in the `default` store.
-pub const KEY_RECORD_PREFIX: &str = "key/";
-/// Prefix of per-account records in the `default` store.
-pub const ACCOUNT_PREFIX: &str = "account/";
-
-/// Store key of the record for a key hash.
-pub fn key_record_key(hash: &KeyHash) -> String {
-    format!("{KEY_RECORD_PREFIX}{}", hash.as_str())
+/// One record's place in the store: its kind (hence its label) and its key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RecordKey {
+    kind: RecordKind,
+    key: String,
 }
 
-/// Store key of an account's custom patterns.
-pub fn custom_patterns_key(account: &AccountId) -> String {
-    format!("{ACCOUNT_PREFIX}{}/patterns", account.as_str())
+impl RecordKey {
+    /// The record of the API key with this hash.
+    pub fn api_key(hash: &KeyHash) -> RecordKey {
+        RecordKey::new(RecordKind::ApiKey, hash.as_str())
+    }
+
+    /// The custom patterns of `account`.
+    pub fn custom_patterns(account: &AccountId) -> RecordKey {
+        RecordKey {
+            kind: RecordKind::CustomPatterns,
+            key: format!("account/{}/patterns", account.as_str()),
+        }
+    }
+
+    /// The counter of the key with this hash in rate window `window`.
+    pub fn rate_counter(hash: &KeyHash, window: u64) -> RecordKey {
+        RecordKey {
+            kind: RecordKind::RateCounter,
+            key: format!("rate/{}/{window}", hash.as_str()),
+        }
+    }
+
+    fn new(kind: RecordKind, rest: &str) -> RecordKey {
+        RecordKey {
+            kind,
+            key: format!("{}{rest}", kind.prefix()),
+        }
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> RecordKind {
+        self.kind
+    }
+
+    /// The label it lives in.
+    pub fn label(&self) -> StoreLabel {
+        self.kind.label()
+    }
+
+    /// The key, as stored.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The key record a listed key of the `default` label names (`key/<hash>`),
+    /// if it is one.
+    pub fn parse_api_key(key: &str) -> Option<(RecordKey, KeyHash)> {
+        let hash = KeyHash::from_hex(key.strip_prefix(RecordKind::ApiKey.prefix())?)?;
+        Some((RecordKey::api_key(&hash), hash))
+    }
+
+    /// The key prefix shared by every API key record whose hash starts with
+    /// `hash_prefix` (for listing keys, or finding one by a prefix of its hash).
+    pub fn api_key_prefix(hash_prefix: &str) -> String {
+        format!("{}{hash_prefix}", RecordKind::ApiKey.prefix())
+    }
 }
 
-/// Store key of a key's counter for one rate window.
-pub fn counter_key(hash: &KeyHash, window: u64) -> String {
-    format!("rate/{}/{window}", hash.as_str())
+impl std::fmt::Display for RecordKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.label().name(), self.key)
+    }
+}
+
+/// A rate counter's bytes. Spin's `wasi:keyvalue/atomics` (and so this
+/// project's SQLite and in-memory stores) keep a counter as 8 bytes of
+/// little-endian i64; Redis's `INCRBY` keeps it as ASCII decimal. Both are
+/// read; the 8-byte form is the one written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter;
+
+/// A counter that cannot be changed: the stored value is not a counter, or
+/// the sum would overflow. Nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterError;
+
+impl std::fmt::Display for CounterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the value is not an 8-byte counter, or the counter would overflow")
+    }
+}
+
+impl std::error::Error for CounterError {}
+
+impl Counter {
+    /// The stored form of `value`.
+    pub const fn encode(value: i64) -> [u8; 8] {
+        value.to_le_bytes()
+    }
+
+    /// Reads a stored counter in either form; `None`: not a counter.
+    pub fn decode(bytes: &[u8]) -> Option<i64> {
+        let decimal = !bytes.is_empty()
+            && bytes
+                .iter()
+                .enumerate()
+                .all(|(i, b)| b.is_ascii_digit() || (i == 0 && *b == b'-'));
+        if decimal {
+            std::str::from_utf8(bytes).ok()?.parse().ok()
+        } else {
+            Some(i64::from_le_bytes(bytes.try_into().ok()?))
+        }
+    }
+
+    /// An atomic increment's work: the counter `current` (absent: 0) plus
+    /// `delta`, as the new value and its bytes. Stores that increment
+    /// themselves (an SQL function, a map under a lock) call this.
+    pub fn add(current: Option<&[u8]>, delta: i64) -> Result<(i64, [u8; 8]), CounterError> {
+        let old = match current {
+            None => 0,
+            Some(bytes) => Counter::decode(bytes).ok_or(CounterError)?,
+        };
+        let new = old.checked_add(delta).ok_or(CounterError)?;
+        Ok((new, Counter::encode(new)))
+    }
 }
 
 /// An account name: 1 to 64 of `a-z 0-9 . _ -`, starting with a letter or digit.
@@ -149,24 +288,24 @@ impl KeyRecord {
     }
 
     /// The record as stored.
-    pub fn to_json(&self) -> Vec<u8> {
+    pub fn encode(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("plain struct serializes")
     }
 
-    /// Reads a stored record.
-    pub fn from_json(bytes: &[u8]) -> Option<KeyRecord> {
+    /// Reads a stored record; `None`: not a key record.
+    pub fn decode(bytes: &[u8]) -> Option<KeyRecord> {
         serde_json::from_slice(bytes).ok()
     }
 }
 
 /// `YYYY-MM-DD` of `now`, UTC.
-pub fn date(now: UnixMillis) -> String {
+pub(crate) fn date(now: UnixMillis) -> String {
     let (y, m, d) = civil_from_days((now.0 / 86_400_000) as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// RFC 3339 timestamp of `now`, UTC, to the second.
-pub fn timestamp(now: UnixMillis) -> String {
+fn timestamp(now: UnixMillis) -> String {
     let secs = now.0 / 1000 % 86_400;
     format!(
         "{}T{:02}:{:02}:{:02}Z",
@@ -189,4 +328,46 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
     (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_read_in_both_encodings_and_add_in_spins() {
+        assert_eq!(Counter::decode(&7i64.to_le_bytes()), Some(7));
+        assert_eq!(Counter::decode(b"42"), Some(42));
+        assert_eq!(Counter::decode(b"12345678"), Some(12_345_678));
+        assert_eq!(Counter::decode(b"-3"), Some(-3));
+        assert_eq!(Counter::decode(b"xyz"), None);
+        assert_eq!(Counter::add(None, 1), Ok((1, 1i64.to_le_bytes())));
+        assert_eq!(
+            Counter::add(Some(&5i64.to_le_bytes()), -1),
+            Ok((4, 4i64.to_le_bytes()))
+        );
+        assert_eq!(Counter::add(Some(b"x"), 1), Err(CounterError));
+        assert_eq!(
+            Counter::add(Some(&i64::MAX.to_le_bytes()), 1),
+            Err(CounterError)
+        );
+    }
+
+    #[test]
+    fn record_keys_name_their_label() {
+        let hash = KeyHash::of("nf_x");
+        let key = RecordKey::api_key(&hash);
+        assert_eq!(key.label(), StoreLabel::Default);
+        assert_eq!(
+            RecordKey::parse_api_key(key.key()),
+            Some((key, hash.clone()))
+        );
+        assert_eq!(RecordKey::rate_counter(&hash, 9).label(), StoreLabel::Rate);
+        let account = AccountId::new("acme").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            RecordKey::custom_patterns(&account).key(),
+            "account/acme/patterns"
+        );
+        assert_eq!(StoreLabel::from_name("rate"), Some(StoreLabel::Rate));
+    }
 }

@@ -38,9 +38,9 @@ use regex_syntax::ast::{
 pub const MAX_REGEX_LEN: usize = 512;
 /// Compiled-size bound handed to the `regex` crate: refuses patterns such as
 /// `(a{100}){100}` whose automaton would be huge.
-pub const REGEX_SIZE_LIMIT: usize = 256 * 1024;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 256 * 1024;
 /// Deepest nesting of groups and repetitions accepted.
-pub const REGEX_NEST_LIMIT: u32 = 32;
+pub(crate) const REGEX_NEST_LIMIT: u32 = 32;
 
 /// ECMAScript's `\s`: WhiteSpace and LineTerminator code points.
 const JS_SPACE: &str =

@@ -6,12 +6,12 @@
 mod support;
 use std::collections::HashSet;
 
-use noise_filter_core::{Category, Kind, Matcher, Variant, catalog, syntax};
+use noise_filter_core::{Category, Kind, Matcher, Variant, builtin_patterns, translate_regex};
 use support::{World, json};
 
 #[test]
 fn catalog_is_large_and_covers_every_category() {
-    let patterns = catalog::patterns();
+    let patterns = builtin_patterns();
     assert!(patterns.len() >= 300, "{} patterns", patterns.len());
     for c in Category::ALL {
         let n = patterns.iter().filter(|p| p.category == c).count();
@@ -24,7 +24,7 @@ fn catalog_is_large_and_covers_every_category() {
 #[test]
 fn ids_are_unique_readable_and_not_custom() {
     let mut seen = HashSet::new();
-    for p in catalog::patterns() {
+    for p in builtin_patterns() {
         assert!(seen.insert(p.id), "duplicate id {}", p.id);
         assert!(
             p.id.bytes()
@@ -40,13 +40,13 @@ fn ids_are_unique_readable_and_not_custom() {
 
 #[test]
 fn every_regex_is_in_the_shared_subset_and_compiles() {
-    let regexes: Vec<_> = catalog::patterns()
+    let regexes: Vec<_> = builtin_patterns()
         .iter()
         .filter(|p| p.kind == Kind::Regex)
         .collect();
     assert!(!regexes.is_empty());
     for p in regexes {
-        let rust = syntax::translate(p.pattern).unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        let rust = translate_regex(p.pattern).unwrap_or_else(|e| panic!("{}: {e}", p.id));
         assert_eq!(
             Some(rust.as_str()),
             p.rust_regex,
@@ -84,12 +84,12 @@ fn ids_are_the_same_in_both_variants_and_b_lists_only_substrings() {
             .unwrap();
         assert_eq!(pb["category"], category.name(Variant::B));
     }
-    assert_eq!(a.len(), catalog::patterns().len());
+    assert_eq!(a.len(), builtin_patterns().len());
 }
 
 #[test]
 fn order_is_category_then_confidence_then_id() {
-    let patterns = catalog::patterns();
+    let patterns = builtin_patterns();
     for pair in patterns.windows(2) {
         let key = |p: &noise_filter_core::BuiltinPattern| {
             (
@@ -157,7 +157,7 @@ fn no_pattern_fires_on_ordinary_texts() {
 
 #[test]
 fn bot_alone_is_not_a_pattern() {
-    for p in catalog::patterns() {
+    for p in builtin_patterns() {
         if p.kind == Kind::String {
             assert!(
                 p.pattern.trim().chars().count() >= 4 || p.pattern.contains(['/', ':', '.']),

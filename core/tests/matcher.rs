@@ -7,7 +7,7 @@
 #[path = "support/eval.rs"]
 mod eval;
 mod support;
-use noise_filter_core::{Event, Field, Kind, Matcher, MatcherPattern, catalog};
+use noise_filter_core::{Event, Field, Kind, Matcher, MatcherPattern, builtin_patterns};
 use proptest::prelude::*;
 use support::World;
 
@@ -30,7 +30,7 @@ struct Compiled {
 }
 
 static CATALOG: std::sync::LazyLock<Compiled> = std::sync::LazyLock::new(|| {
-    let patterns: Vec<MatcherPattern> = catalog::patterns()
+    let patterns: Vec<MatcherPattern> = builtin_patterns()
         .iter()
         .map(MatcherPattern::from)
         .collect();
@@ -38,7 +38,7 @@ static CATALOG: std::sync::LazyLock<Compiled> = std::sync::LazyLock::new(|| {
         .iter()
         .map(|p| {
             (p.kind == Kind::Regex).then(|| {
-                let rust = noise_filter_core::syntax::translate(&p.pattern).unwrap();
+                let rust = noise_filter_core::translate_regex(&p.pattern).unwrap();
                 regex::RegexBuilder::new(&rust)
                     .case_insensitive(true)
                     .build()
@@ -199,7 +199,7 @@ fn catalog_plus_custom_patterns_compile_once() {
         confidence: 1.0,
         source: "test".into(),
     };
-    let all = catalog::patterns()
+    let all = builtin_patterns()
         .iter()
         .map(MatcherPattern::from)
         .chain([MatcherPattern::from(&custom)]);

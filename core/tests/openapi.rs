@@ -17,13 +17,11 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use noise_filter_core::auth::{KEY_PREFIX, KEY_RANDOM_BYTES};
-use noise_filter_core::params::{DEFAULT_MIN_CONFIDENCE, MAX_CATEGORIES, MAX_QUERY_LEN};
-use noise_filter_core::pattern::CUSTOM_CATEGORY_A;
-use noise_filter_core::rate::{LIMIT, RateWindow};
 use noise_filter_core::{
-    AccountId, ApiKey, Category, Filter, KeyHash, Kind, Rejection, Response, StoreLabel,
-    UnixMillis, Variant, catalog, store,
+    AccountId, ApiKey, CUSTOM_CATEGORY_A, Category, DEFAULT_INCLUDE_CUSTOM, DEFAULT_MIN_CONFIDENCE,
+    KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash, Kind, MAX_CATEGORIES, MAX_QUERY_LEN,
+    RATE_LIMIT as LIMIT, RateWindow, RecordKey, Rejection, Response, UnixMillis, Variant,
+    catalog_release,
 };
 use serde_json::Value;
 use support::{World, acme, error_of, json};
@@ -285,10 +283,7 @@ fn parameters_agree_with_the_core() {
         assert_eq!(min["maximum"].as_f64(), Some(1.0));
         let custom = &components["includeCustom"]["schema"];
         assert_eq!(custom["type"], "boolean");
-        assert_eq!(
-            custom["default"].as_bool(),
-            Some(Filter::default().include_custom)
-        );
+        assert_eq!(custom["default"].as_bool(), Some(DEFAULT_INCLUDE_CUSTOM));
 
         // The defaults behave as documented: no parameter is the same answer
         // as every parameter at its default (all categories, custom included).
@@ -536,16 +531,14 @@ fn answers(variant: Variant, method: &'static str) -> Vec<Exchange> {
     let (mut world, key) = acme();
     let window = RateWindow::at(world.now).index;
     world.store.set(
-        StoreLabel::Rate,
-        &store::counter_key(&KeyHash::of(&key), window),
+        &RecordKey::rate_counter(&KeyHash::of(&key), window),
         (LIMIT as i64).to_le_bytes().to_vec(),
     );
     push("rate limited", with_key(&mut world, path, &key, &[]));
 
     let (mut world, key) = acme();
     world.store.set(
-        StoreLabel::Default,
-        &store::key_record_key(&KeyHash::of(&key)),
+        &RecordKey::api_key(&KeyHash::of(&key)),
         b"not a key record".to_vec(),
     );
     push(
@@ -555,8 +548,7 @@ fn answers(variant: Variant, method: &'static str) -> Vec<Exchange> {
 
     let (mut world, key) = acme();
     world.store.set(
-        StoreLabel::Default,
-        &store::custom_patterns_key(&AccountId::new("acme").unwrap()),
+        &RecordKey::custom_patterns(&AccountId::new("acme").unwrap()),
         b"not a pattern record".to_vec(),
     );
     push(
@@ -902,16 +894,14 @@ fn example_answer(variant: Variant, status: u16, name: &str) -> Response {
         (429, "rateLimited") => {
             let window = RateWindow::at(world.now).index;
             world.store.set(
-                StoreLabel::Rate,
-                &store::counter_key(&KeyHash::of(&key), window),
+                &RecordKey::rate_counter(&KeyHash::of(&key), window),
                 (LIMIT as i64).to_le_bytes().to_vec(),
             );
             path.to_owned()
         }
         (500, "corruptRecord") => {
             world.store.set(
-                StoreLabel::Default,
-                &store::custom_patterns_key(&AccountId::new("acme").unwrap()),
+                &RecordKey::custom_patterns(&AccountId::new("acme").unwrap()),
                 b"{not json".to_vec(),
             );
             path.to_owned()
@@ -1158,14 +1148,15 @@ fn documented_order_matching_kinds_and_version_are_the_cores() {
             .unwrap()
             .to_owned()
     };
-    assert!(store::date(world.now).as_str() < catalog::release());
-    assert_eq!(version(&mut world, &key, ""), catalog::release());
+    // The test clock's day (support::NOW) is before the catalog's release.
+    assert!("2025-11-22" < catalog_release());
+    assert_eq!(version(&mut world, &key, ""), catalog_release());
     let mut later = World::new();
     later.now = UnixMillis(1_893_456_000_000); // 2030-01-01
     let key = later.key("late");
     assert_eq!(
         version(&mut later, &key, ""),
-        catalog::release(),
+        catalog_release(),
         "no custom patterns yet"
     );
     later.custom(
@@ -1175,7 +1166,7 @@ fn documented_order_matching_kinds_and_version_are_the_cores() {
     assert_eq!(version(&mut later, &key, ""), "2030-01-01");
     assert_eq!(
         version(&mut later, &key, "includeCustom=false"),
-        catalog::release()
+        catalog_release()
     );
 }
 

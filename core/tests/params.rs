@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
-use noise_filter_core::{Category, Variant, catalog};
+use noise_filter_core::{Category, Variant, builtin_patterns};
 use support::{World, error_of, ids, json};
 
 macro_rules! bad_params {
@@ -134,7 +134,7 @@ fn default_is_all_categories_at_half_with_custom() {
     );
     let response = world.get("/v1/filters", &key);
     let listed = ids(&response);
-    let expected: Vec<String> = catalog::patterns()
+    let expected: Vec<String> = builtin_patterns()
         .iter()
         .filter(|p| p.confidence >= 0.5)
         .map(|p| p.id.to_owned())
@@ -148,7 +148,7 @@ fn default_is_all_categories_at_half_with_custom() {
         .map(|p| p["category"].as_str().unwrap().to_owned())
         .collect();
     for c in Category::ALL {
-        if catalog::patterns()
+        if builtin_patterns()
             .iter()
             .any(|p| p.category == c && p.confidence >= 0.5)
         {
@@ -247,7 +247,7 @@ fn include_custom_false_leaves_custom_patterns_out() {
 fn threshold_is_inclusive_at_the_boundary() {
     let mut world = World::new();
     let key = world.key("acme");
-    for p in catalog::patterns() {
+    for p in builtin_patterns() {
         let confidence = p.confidence;
         let at = ids(&world.get(&format!("/v1/filters?minConfidence={confidence}"), &key));
         assert!(
@@ -278,7 +278,7 @@ fn high_threshold_returns_only_confident_patterns() {
             .iter()
             .all(|p| p["confidence"].as_f64().unwrap() >= 0.95)
     );
-    let expected = catalog::patterns()
+    let expected = builtin_patterns()
         .iter()
         .filter(|p| p.confidence >= 0.95)
         .count();
@@ -289,7 +289,7 @@ fn high_threshold_returns_only_confident_patterns() {
 fn low_threshold_shows_patterns_below_half() {
     let mut world = World::new();
     let key = world.key("acme");
-    let low = catalog::patterns()
+    let low = builtin_patterns()
         .iter()
         .filter(|p| p.confidence < 0.5)
         .count();

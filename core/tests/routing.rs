@@ -147,8 +147,7 @@ fn corrupt_key_record_is_500_not_a_panic() {
     let key = world.key("acme");
     let hash = noise_filter_core::KeyHash::of(&key);
     world.store.set(
-        noise_filter_core::StoreLabel::Default,
-        &noise_filter_core::store::key_record_key(&hash),
+        &noise_filter_core::RecordKey::api_key(&hash),
         b"{not json".to_vec(),
     );
     let response = world.get("/v1/filters", &key);

@@ -3,7 +3,7 @@
 //! ECMAScript meaning.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
-use noise_filter_core::syntax::translate;
+use noise_filter_core::translate_regex as translate;
 
 macro_rules! accepted {
     ($($name:ident: $pattern:expr;)*) => {$(

@@ -4,22 +4,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use noise_filter_core::{
-    AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, Request, StoreLabel,
-    UnixMillis, run, store,
-};
+use noise_filter_core::{ApiKey, MemoryStore, NewPattern, Request, UnixMillis, run};
 
 fuzz_target!(|data: &[u8]| {
     // Layout: method \n target \n (name: value \n)*, with a valid key
     // substituted for the word KEY so the fuzzer reaches past authentication.
     let now = UnixMillis(1_763_800_000_000);
     let key = ApiKey::from_random([9; 24]);
-    let mut kv = MemoryStore::new();
-    let account = AccountId::new("fuzz").unwrap();
-    kv.set(StoreLabel::Default, &store::key_record_key(&key.hash()), KeyRecord::new(account.clone(), "", now).to_json());
-    let mut doc = CustomPatterns::new();
-    doc.add(NewPattern::string("fuzzed-noise"), now).unwrap();
-    kv.set(StoreLabel::Default, &store::custom_patterns_key(&account), doc.encode());
+    let mut kv = MemoryStore::new()
+        .with_key(&key, "fuzz")
+        .with_patterns("fuzz", vec![NewPattern::string("fuzzed-noise")]);
 
     let text = String::from_utf8_lossy(data).replace("KEY", key.expose());
     let mut lines = text.split('\n');

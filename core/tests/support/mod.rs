@@ -4,8 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use noise_filter_core::{
-    AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, Request, Response,
-    StoreLabel, UnixMillis, run, store,
+    ApiKey, MemoryStore, NewPattern, Request, Response, UnixMillis, admin, run,
 };
 
 /// 2025-11-22T08:26:30Z: 30 s into a rate window.
@@ -29,36 +28,21 @@ impl World {
     /// Creates an active key for `account` and returns it.
     pub fn key(&mut self, account: &str) -> String {
         self.minted += 1;
-        let key = ApiKey::from_random([self.minted; 24]);
-        let record = KeyRecord::new(AccountId::new(account).unwrap(), "test", self.now);
-        self.store.set(
-            StoreLabel::Default,
-            &store::key_record_key(&key.hash()),
-            record.to_json(),
-        );
-        key.expose().to_owned()
+        let made = admin::create_key(&[self.minted; 24], account, "test", self.now).unwrap();
+        self.store.set(&made.record.record, made.record.value);
+        made.key.expose().to_owned()
     }
 
     /// Revokes `key`.
     pub fn revoke(&mut self, key: &str) {
-        let k = store::key_record_key(&noise_filter_core::KeyHash::of(key));
-        let mut record =
-            KeyRecord::from_json(&self.store.entries[&(StoreLabel::Default, k.clone())]).unwrap();
-        record.revoke(self.now);
-        self.store.set(StoreLabel::Default, &k, record.to_json());
+        let key = ApiKey::parse(key).unwrap();
+        self.store.revoke(&key, self.now).unwrap();
     }
 
     /// Adds custom patterns (given as JSON objects) to `account`.
     pub fn custom(&mut self, account: &str, patterns: serde_json::Value) {
-        let key = store::custom_patterns_key(&AccountId::new(account).unwrap());
-        let mut doc = self
-            .store
-            .entries
-            .get(&(StoreLabel::Default, key.clone()))
-            .map_or_else(CustomPatterns::new, |b| CustomPatterns::decode(b).unwrap());
         let news: Vec<NewPattern> = serde_json::from_value(patterns).unwrap();
-        doc.add_all(news, self.now).unwrap();
-        self.store.set(StoreLabel::Default, &key, doc.encode());
+        self.store.add_patterns(account, news, self.now).unwrap();
     }
 
     pub fn request(&mut self, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {

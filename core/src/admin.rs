@@ -1,0 +1,359 @@
+//! Managing keys and custom patterns: what each change writes, or why it is
+//! refused, as pure functions. The current record's bytes come in (read by
+//! the shell), the new record's bytes or an [`AdminRefusal`] come out; the
+//! shell writes them with one compare-and-swap (the host's CLI) or one set
+//! (the npm helpers). A refusal writes nothing.
+//!
+//! | change | reads | writes |
+//! |---|---|---|
+//! | [`create_key`] | nothing (the record must be absent) | the key's [`KeyRecord`] |
+//! | [`find_key`] + [`revoke_key`] | the key records under a hash prefix, then the one found | it, revoked |
+//! | [`list_keys`] | every key record | nothing |
+//! | [`add_patterns`] (one, or an import: all or none) | the account's patterns | them, added to |
+//! | [`remove_pattern`] | the account's patterns | them, without it |
+//! | [`read_patterns`] | the account's patterns | nothing |
+
+use crate::auth::{ApiKey, KEY_RANDOM_BYTES, KeyHash};
+use crate::custom::{CustomPatterns, NewPattern};
+use crate::pattern::InvalidPattern;
+use crate::rate::UnixMillis;
+use crate::store::{AccountId, KeyRecord, RecordKey};
+
+/// Fewest hex digits of a key's hash that name it (`keys revoke <prefix>`).
+pub const MIN_HASH_PREFIX: usize = 6;
+
+/// Why an admin change was refused. Nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AdminRefusal {
+    /// The account name is not one (the text says what is accepted).
+    InvalidAccount(String),
+    /// A new key needs exactly [`KEY_RANDOM_BYTES`] random bytes.
+    RandomBytes {
+        /// How many were given.
+        given: usize,
+    },
+    /// A record already exists under the new key's hash: the random source
+    /// repeated itself.
+    KeyExists,
+    /// A hash prefix that is too short or not hex.
+    HashPrefix,
+    /// No key's hash starts with the prefix.
+    NoKeyWithPrefix(String),
+    /// Several keys' hashes start with the prefix.
+    AmbiguousPrefix {
+        /// The prefix.
+        prefix: String,
+        /// How many keys it names.
+        keys: usize,
+    },
+    /// No record is stored for the key.
+    NoSuchKey,
+    /// The key's stored record cannot be read.
+    UnreadableKeyRecord,
+    /// The account's stored patterns cannot be read.
+    UnreadablePatterns,
+    /// A pattern was refused (the text says which and why).
+    InvalidPattern(InvalidPattern),
+    /// The account has no custom pattern with this id.
+    NoSuchPattern(String),
+}
+
+impl std::fmt::Display for AdminRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdminRefusal::InvalidAccount(text) => f.write_str(text),
+            AdminRefusal::RandomBytes { given } => write!(
+                f,
+                "a key needs exactly {KEY_RANDOM_BYTES} random bytes, got {given}"
+            ),
+            AdminRefusal::KeyExists => f.write_str(
+                "a key with this hash already exists (the random source repeated itself)",
+            ),
+            AdminRefusal::HashPrefix => write!(
+                f,
+                "give at least {MIN_HASH_PREFIX} hex digits of the key's hash, as `keys list` \
+                 shows it"
+            ),
+            AdminRefusal::NoKeyWithPrefix(prefix) => {
+                write!(f, "no key's hash starts with {prefix}")
+            }
+            AdminRefusal::AmbiguousPrefix { prefix, keys } => {
+                write!(
+                    f,
+                    "{keys} keys' hashes start with {prefix}: give more digits"
+                )
+            }
+            AdminRefusal::NoSuchKey => f.write_str("no such key"),
+            AdminRefusal::UnreadableKeyRecord => {
+                f.write_str("the key's stored record is unreadable")
+            }
+            AdminRefusal::UnreadablePatterns => {
+                f.write_str("the account's stored custom patterns are unreadable")
+            }
+            AdminRefusal::InvalidPattern(why) => write!(f, "{why}"),
+            AdminRefusal::NoSuchPattern(id) => {
+                write!(f, "the account has no custom pattern {id:?}")
+            }
+        }?;
+        f.write_str("; nothing written")
+    }
+}
+
+impl std::error::Error for AdminRefusal {}
+
+fn account(name: &str) -> Result<AccountId, AdminRefusal> {
+    AccountId::new(name).map_err(AdminRefusal::InvalidAccount)
+}
+
+/// A record to write: where, and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// Where.
+    pub record: RecordKey,
+    /// The bytes.
+    pub value: Vec<u8>,
+}
+
+/// A new key: the key, shown once, and its record, to write only where no
+/// record is (a compare-and-swap from absent).
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    /// The key itself: shown to its owner once, never stored.
+    pub key: ApiKey,
+    /// Its record, under its hash.
+    pub record: Write,
+}
+
+/// Makes a key for `account` from random bytes the shell took from a CSPRNG.
+pub fn create_key(
+    random: &[u8],
+    account: &str,
+    label: &str,
+    now: UnixMillis,
+) -> Result<NewKey, AdminRefusal> {
+    let random =
+        <[u8; KEY_RANDOM_BYTES]>::try_from(random).map_err(|_| AdminRefusal::RandomBytes {
+            given: random.len(),
+        })?;
+    let key = ApiKey::from_random(random);
+    let record = key_record(&key, account, label, now)?;
+    Ok(NewKey { key, record })
+}
+
+/// The record of an existing `key` (for fixtures and seeded stores).
+pub(crate) fn key_record(
+    key: &ApiKey,
+    account_name: &str,
+    label: &str,
+    now: UnixMillis,
+) -> Result<Write, AdminRefusal> {
+    Ok(Write {
+        record: RecordKey::api_key(&key.hash()),
+        value: KeyRecord::new(account(account_name)?, label, now).encode(),
+    })
+}
+
+/// The store-key prefix to list for a hash prefix given by a person (at
+/// least [`MIN_HASH_PREFIX`] hex digits, any case).
+pub fn key_search(hash_prefix: &str) -> Result<String, AdminRefusal> {
+    let prefix = hash_prefix.trim().to_ascii_lowercase();
+    if prefix.len() < MIN_HASH_PREFIX || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(AdminRefusal::HashPrefix);
+    }
+    Ok(RecordKey::api_key_prefix(&prefix))
+}
+
+/// The one key record among the keys listed for [`key_search`].
+pub fn find_key(search: &str, listed: &[String]) -> Result<(RecordKey, KeyHash), AdminRefusal> {
+    let found: Vec<(RecordKey, KeyHash)> = listed
+        .iter()
+        .filter(|k| k.starts_with(search))
+        .filter_map(|k| RecordKey::parse_api_key(k))
+        .collect();
+    let prefix = || search[RecordKey::api_key_prefix("").len()..].to_owned();
+    match <[_; 1]>::try_from(found) {
+        Ok([one]) => Ok(one),
+        Err(found) if found.is_empty() => Err(AdminRefusal::NoKeyWithPrefix(prefix())),
+        Err(found) => Err(AdminRefusal::AmbiguousPrefix {
+            prefix: prefix(),
+            keys: found.len(),
+        }),
+    }
+}
+
+/// What a revocation writes, and what the listing says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revocation {
+    /// The revoked record's bytes.
+    pub value: Vec<u8>,
+    /// The account of the key.
+    pub account: AccountId,
+    /// When it had been revoked before, if it had (the record is unchanged).
+    pub already: Option<String>,
+}
+
+/// Revokes the key whose record is `current`.
+pub fn revoke_key(current: Option<&[u8]>, now: UnixMillis) -> Result<Revocation, AdminRefusal> {
+    let mut record = KeyRecord::decode(current.ok_or(AdminRefusal::NoSuchKey)?)
+        .ok_or(AdminRefusal::UnreadableKeyRecord)?;
+    let already = record.revoked.clone();
+    record.revoke(now);
+    Ok(Revocation {
+        value: record.encode(),
+        account: record.account,
+        already,
+    })
+}
+
+/// One key as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedKey {
+    /// The key's hash.
+    pub hash: KeyHash,
+    /// Its record (`None`: unreadable).
+    pub record: Option<KeyRecord>,
+}
+
+/// The keys among `records` (every `(store key, value)` listed under
+/// [`key_search`]`("")`'s prefix), of `account` if given, by creation time
+/// then hash. Unreadable records are listed when no account is asked for.
+pub fn list_keys(
+    records: &[(String, Vec<u8>)],
+    account_name: Option<&str>,
+) -> Result<Vec<ListedKey>, AdminRefusal> {
+    let wanted = account_name.map(account).transpose()?;
+    let mut listed: Vec<ListedKey> = records
+        .iter()
+        .filter_map(|(key, value)| {
+            let (_, hash) = RecordKey::parse_api_key(key)?;
+            let record = KeyRecord::decode(value);
+            let keep = match (&wanted, &record) {
+                (None, _) => true,
+                (Some(want), Some(r)) => &r.account == want,
+                (Some(_), None) => false,
+            };
+            keep.then_some(ListedKey { hash, record })
+        })
+        .collect();
+    listed.sort_by(|a, b| {
+        let created = |k: &ListedKey| k.record.as_ref().map(|r| r.created.clone());
+        created(a)
+            .cmp(&created(b))
+            .then_with(|| a.hash.cmp(&b.hash))
+    });
+    Ok(listed)
+}
+
+/// Where `account`'s custom patterns are kept.
+pub fn patterns_record(account_name: &str) -> Result<RecordKey, AdminRefusal> {
+    Ok(RecordKey::custom_patterns(&account(account_name)?))
+}
+
+/// An account's custom patterns as stored in `current` (absent: none).
+pub fn read_patterns(current: Option<&[u8]>) -> Result<CustomPatterns, AdminRefusal> {
+    match current {
+        None => Ok(CustomPatterns::new()),
+        Some(bytes) => CustomPatterns::decode(bytes).ok_or(AdminRefusal::UnreadablePatterns),
+    }
+}
+
+/// What adding patterns writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    /// The account's new record.
+    pub value: Vec<u8>,
+    /// The new patterns' ids, in order.
+    pub ids: Vec<String>,
+}
+
+/// Adds `news` to the patterns in `current`, all or none; a refusal names
+/// which pattern (by its place, from 1) and why.
+pub fn add_patterns(
+    current: Option<&[u8]>,
+    news: Vec<NewPattern>,
+    now: UnixMillis,
+) -> Result<Added, AdminRefusal> {
+    let mut patterns = read_patterns(current)?;
+    let ids = patterns.add_all(news, now)?;
+    Ok(Added {
+        value: patterns.encode(),
+        ids,
+    })
+}
+
+/// Removes pattern `id` from the patterns in `current`.
+pub fn remove_pattern(
+    current: Option<&[u8]>,
+    id: &str,
+    now: UnixMillis,
+) -> Result<Vec<u8>, AdminRefusal> {
+    let mut patterns = read_patterns(current)?;
+    if !patterns.remove(id, now) {
+        return Err(AdminRefusal::NoSuchPattern(id.chars().take(64).collect()));
+    }
+    Ok(patterns.encode())
+}
+
+impl From<InvalidPattern> for AdminRefusal {
+    fn from(why: InvalidPattern) -> AdminRefusal {
+        AdminRefusal::InvalidPattern(why)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: UnixMillis = UnixMillis(1_763_800_000_000);
+
+    #[test]
+    fn a_key_is_made_from_exactly_its_random_bytes() {
+        let made = create_key(&[7; 24], "acme", "ci", NOW).unwrap_or_else(|e| panic!("{e}"));
+        assert!(made.key.expose().starts_with("nf_0707"));
+        assert_eq!(made.record.record, RecordKey::api_key(&made.key.hash()));
+        assert_eq!(
+            create_key(&[7; 23], "acme", "", NOW).err(),
+            Some(AdminRefusal::RandomBytes { given: 23 })
+        );
+        assert!(matches!(
+            create_key(&[7; 24], "Not An Account", "", NOW),
+            Err(AdminRefusal::InvalidAccount(_))
+        ));
+    }
+
+    #[test]
+    fn a_key_is_found_by_a_prefix_of_its_hash() {
+        let listed = vec![
+            format!("key/{}", "ab".repeat(32)),
+            format!("key/{}", "ac".repeat(32)),
+        ];
+        let search = key_search("ABABAB").unwrap_or_else(|e| panic!("{e}"));
+        assert!(find_key(&search, &listed).is_ok());
+        let search = key_search("a0a0a0").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            find_key(&search, &listed),
+            Err(AdminRefusal::NoKeyWithPrefix("a0a0a0".into()))
+        );
+        let two = [listed[0].clone(), listed[0].replace("key/abab", "key/abac")];
+        let search = key_search("ababab").unwrap_or_else(|e| panic!("{e}"));
+        assert!(find_key(&search, &two[..1]).is_ok());
+        assert_eq!(key_search("abc"), Err(AdminRefusal::HashPrefix));
+        assert_eq!(key_search("zzzzzz"), Err(AdminRefusal::HashPrefix));
+    }
+
+    #[test]
+    fn refusals_say_nothing_was_written() {
+        let unreadable = add_patterns(Some(b"garbage"), vec![NewPattern::string("abc")], NOW);
+        assert_eq!(
+            unreadable.err().map(|e| e.to_string()),
+            Some("the account's stored custom patterns are unreadable; nothing written".into())
+        );
+        let missing = remove_pattern(None, "custom-9", NOW);
+        assert_eq!(
+            missing.err().map(|e| e.to_string()),
+            Some("the account has no custom pattern \"custom-9\"; nothing written".into())
+        );
+        assert_eq!(revoke_key(None, NOW), Err(AdminRefusal::NoSuchKey));
+    }
+}
