@@ -1,6 +1,6 @@
 //! The matcher: applies a compiled pattern set to an error event.
 //!
-//! A pattern applies to every text of an event (PRODUCT.md): the message as
+//! A pattern applies to every text of an event (docs/CONTRACT.md): the message as
 //! `Type: value`, each stack-frame URL, and the user agent. Matching is
 //! case-insensitive: a `string` pattern matches when the lowercased text
 //! contains the lowercased pattern (`text.toLowerCase().includes(…)`), a
