@@ -60,9 +60,10 @@ export async function createKey(store, { account, label = '', now = Date.now(), 
 /** Revokes `key`; false when the store does not know it. */
 export async function revokeKey(store, key, { now = Date.now() } = {}) {
   const storeKey = wasm.keyStoreKey(key);
-  const record = text(await store.get(storeKey));
-  if (record === undefined) return false;
-  await store.set(storeKey, wasm.revokeKeyRecord(record, now));
+  if (storeKey === undefined) return false;
+  const revoked = wasm.revokeKeyRecord(text(await store.get(storeKey)), now);
+  if (revoked === undefined) return false;
+  await store.set(storeKey, revoked);
   return true;
 }
 

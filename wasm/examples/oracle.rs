@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use noise_filter_core::{
-    AccountId, ApiKey, CustomPatterns, Event, KeyRecord, Matcher, MatcherPattern, MemoryStore,
-    NewPattern, Request, StoreLabel, UnixMillis, Verdict, run, store,
+    Event, Matcher, MatcherPattern, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin,
+    run,
 };
 use serde::{Deserialize, Serialize};
 
@@ -145,23 +145,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut kv = MemoryStore::new();
     let mut keys = BTreeMap::new();
     for seed in &fixtures.keys {
-        let key = ApiKey::from_random(hex24(&seed.random)?);
-        let mut record = KeyRecord::new(AccountId::new(&seed.account)?, &seed.label, now);
+        let made = admin::create_key(&hex24(&seed.random)?, &seed.account, &seed.label, now)?;
+        kv.set(&made.record.record, made.record.value);
         if seed.revoked {
-            record.revoke(now);
+            kv.revoke(&made.key, now)?;
         }
-        kv.set(
-            StoreLabel::Default,
-            &store::key_record_key(&key.hash()),
-            record.to_json(),
-        );
-        keys.insert(seed.name.clone(), key.expose().to_owned());
+        keys.insert(seed.name.clone(), made.key.expose().to_owned());
     }
     for account in fixtures.custom_patterns {
-        let mut doc = CustomPatterns::new();
-        doc.add_all(account.patterns, now)?;
-        let key = store::custom_patterns_key(&AccountId::new(&account.account)?);
-        kv.set(StoreLabel::Default, &key, doc.encode());
+        kv.add_patterns(&account.account, account.patterns, now)?;
     }
 
     let mut answers = Vec::new();
