@@ -1,7 +1,7 @@
 // Needs the core's `endpoint` feature (default), as the fixtures do.
 #![cfg(feature = "endpoint")]
-//! Query parameters: every bad value of PRODUCT.md gets a 400 naming the
-//! parameter; good values filter as interface.md 4.1 says.
+//! Query parameters: every bad value docs/CONTRACT.md lists gets a 400
+//! naming the parameter; good values filter as it says.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;

@@ -5,7 +5,7 @@
 //! classifies the catalog's labelled evaluation events
 //! (`core/catalog/eval.toml`) plus the fixtures' own events with the
 //! fixtures' matchers. Prints one JSON document: what the JavaScript package
-//! must answer, byte for byte (`npm/test/shared/cases.mjs` compares).
+//! must answer, byte for byte (`npm/test/common/cases.mjs` compares).
 //!
 //! ```text
 //! cargo run -p noise-filter-wasm --example oracle -- requests.json eval.toml > oracle.json
