@@ -51,6 +51,7 @@ pub mod memory;
 #[cfg(feature = "endpoint")]
 pub mod params;
 pub mod pattern;
+pub mod pattern_list;
 #[cfg(feature = "endpoint")]
 pub mod rate;
 #[cfg(feature = "endpoint")]
