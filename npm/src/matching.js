@@ -1,8 +1,10 @@
-// The matcher's JavaScript half, shared by both entries of the package:
-// `noise-filter` (api.js, over the main wasm) and `noise-filter/matcher`
-// (matcher-api.js, over the matcher-only wasm). Reads errors into events,
-// writes an event's texts into the wasm matcher's buffer, and turns its flat
-// answers into verdicts. Every decision is the core's.
+// The matcher's JavaScript half, one implementation for both entries of the
+// package: `noise-filter` (api.js, over the main wasm) and
+// `noise-filter/matcher` (matcher-api.js, over the matcher-only wasm), whose
+// wasms export the same matcher. Reads errors into events, writes an event's
+// texts into the wasm matcher's buffer, and turns its flat answers into
+// verdicts. Pattern lists go to wasm as given: the core reads them, and
+// every decision and refusal is the core's.
 
 const encoder = new TextEncoder();
 const FIELDS = ['message', 'userAgent'];
@@ -11,108 +13,133 @@ const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
 /** What `classify` answers when the frames must cross one by one. */
 const APART = 0xffffffff;
 
-/**
- * Classifying with a binding's matcher: the part of `Matcher` both entries
- * share (`noise-filter` and `noise-filter/matcher` each subclass it over
- * their own wasm).
- */
-export class Classifier {
-  #raw;
-  #memory;
-  #table;
-  /** The wasm-side input buffer: address, capacity, a view of it. */
-  #input = 0;
-  #capacity = 0;
-  #view;
+/** The `Matcher` class of an entry, over `glue` (its wasm-bindgen module). */
+export function matcherClass(glue) {
+  return class Matcher {
+    #raw;
+    #table;
+    /** The wasm-side input buffer: address, capacity, a view of it. */
+    #input = 0;
+    #capacity = 0;
+    #view;
 
-  /**
-   * `raw`: the binding's matcher, made by `glue` (the entry's wasm-bindgen
-   * module, whose memory holds the input buffer). Subclasses (each entry's
-   * `Matcher`) add the constructors and `patterns`.
-   */
-  constructor(raw, glue) {
-    if (!(raw instanceof glue.Matcher)) throw new TypeError('use Matcher.builtin, fromResponse or fromPatterns');
-    this.#raw = raw;
-    this.#memory = () => glue.wasmMemory();
-  }
-
-  /** Which patterns match which text of the event. */
-  classify(input) {
-    if (this.#run(input) === 0) return CLEAN;
-    const flat = this.#raw.matches();
-    const table = (this.#table ??= this.patterns);
-    const matches = [];
-    for (let i = 0; i < flat.length; i += 2) {
-      const { id, category, confidence } = table[flat[i]];
-      const code = flat[i + 1];
-      matches.push(
-        code < FRAME
-          ? { id, category, confidence, field: FIELDS[code] }
-          : { id, category, confidence, field: 'frame', index: code - FRAME },
-      );
+    /** Use `Matcher.builtin`, `Matcher.fromResponse` or `Matcher.fromPatterns`. */
+    constructor(raw) {
+      if (!(raw instanceof glue.Matcher)) throw new TypeError('use Matcher.builtin, fromResponse or fromPatterns');
+      this.#raw = raw;
     }
-    return { noise: true, matches };
-  }
 
-  /** Whether any pattern matches the event. */
-  isNoise(input) {
-    return this.#run(input, true) > 0;
-  }
-
-  /** Frees the wasm memory now rather than when the matcher is collected. */
-  free() {
-    this.#raw.free();
-  }
-
-  /** A view of at least `bytes` bytes of the wasm input buffer. */
-  #buffer(bytes) {
-    if (bytes > this.#capacity) {
-      this.#capacity = Math.max(bytes, 4096);
-      this.#input = this.#raw.inputBuffer(this.#capacity);
-      this.#view = undefined;
+    /** The built-in catalog at or above `minConfidence` (default 0.5, as the service). */
+    static builtin({ minConfidence = 0.5 } = {}) {
+      return new Matcher(glue.Matcher.builtin(minConfidence));
     }
-    // Growing the wasm memory detaches the old views.
-    if (this.#view === undefined || this.#view.byteLength === 0) {
-      this.#view = new Uint8Array(this.#memory().buffer, this.#input, this.#capacity);
-    }
-    return this.#view;
-  }
 
-  /**
-   * Classifies in wasm; returns the number of matches, or with `any` only
-   * whether there is one (1 or 0: wasm stops at the first and keeps none).
-   */
-  #run(input, any = false) {
-    let type;
-    let message;
-    let frames;
-    let userAgent;
-    if (typeof input === 'string') {
-      message = input;
-    } else {
-      ({ type, message, frames, userAgent } = toEvent(input));
+    /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
+    static fromResponse(body) {
+      return new Matcher(glue.Matcher.fromResponse(responseText(body)));
     }
-    // One string across the boundary, encoded by TextEncoder.encodeInto
-    // straight into the matcher's wasm buffer: the texts back to back, cut
-    // again in wasm by their lengths; frame URLs joined by newlines (a frame
-    // holding a newline itself makes the count disagree: then they go apart).
-    const count = frames === undefined ? 0 : frames.length;
-    const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
-    const text = (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? '');
-    const written = encoder.encodeInto(text, this.#buffer(text.length * 3)).written;
-    const typeLength = type === undefined ? -1 : type.length;
-    const messageLength = message === undefined ? -1 : message.length;
-    const framesLength = joined === undefined ? -1 : joined.length;
-    const found = any
-      ? this.#raw.isNoiseInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined)
-      : this.#raw.classifyInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined);
-    if (found !== APART) return found;
-    return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
-  }
+
+    /** Patterns given as `{id, pattern, type?, category?, confidence?}` (any iterable). */
+    static fromPatterns(patterns) {
+      return new Matcher(glue.Matcher.fromPatterns(patterns));
+    }
+
+    /** A new matcher with these patterns added after this one's. */
+    withPatterns(patterns) {
+      return new Matcher(this.#raw.withPatterns(patterns));
+    }
+
+    /** The patterns, in order. */
+    get patterns() {
+      const raw = this.#raw;
+      const [texts, kinds, categories, confidences] = [raw.texts(), raw.kinds(), raw.categories(), raw.confidences()];
+      return raw.ids().map((id, i) => ({
+        id,
+        pattern: texts[i],
+        type: kinds[i] === 1 ? 'regex' : 'string',
+        category: categories[i],
+        confidence: confidences[i],
+      }));
+    }
+
+    /** Which patterns match which text of the event. */
+    classify(input) {
+      if (this.#run(input) === 0) return CLEAN;
+      const flat = this.#raw.matches();
+      const table = (this.#table ??= this.patterns);
+      const matches = [];
+      for (let i = 0; i < flat.length; i += 2) {
+        const { id, category, confidence } = table[flat[i]];
+        const code = flat[i + 1];
+        matches.push(
+          code < FRAME
+            ? { id, category, confidence, field: FIELDS[code] }
+            : { id, category, confidence, field: 'frame', index: code - FRAME },
+        );
+      }
+      return { noise: true, matches };
+    }
+
+    /** Whether any pattern matches the event. */
+    isNoise(input) {
+      return this.#run(input, true) > 0;
+    }
+
+    /** Frees the wasm memory now rather than when the matcher is collected. */
+    free() {
+      this.#raw.free();
+    }
+
+    /** A view of at least `bytes` bytes of the wasm input buffer. */
+    #buffer(bytes) {
+      if (bytes > this.#capacity) {
+        this.#capacity = Math.max(bytes, 4096);
+        this.#input = this.#raw.inputBuffer(this.#capacity);
+        this.#view = undefined;
+      }
+      // Growing the wasm memory detaches the old views.
+      if (this.#view === undefined || this.#view.byteLength === 0) {
+        this.#view = new Uint8Array(glue.wasmMemory().buffer, this.#input, this.#capacity);
+      }
+      return this.#view;
+    }
+
+    /**
+     * Classifies in wasm; returns the number of matches, or with `any` only
+     * whether there is one (1 or 0: wasm stops at the first and keeps none).
+     */
+    #run(input, any = false) {
+      let type;
+      let message;
+      let frames;
+      let userAgent;
+      if (typeof input === 'string') {
+        message = input;
+      } else {
+        ({ type, message, frames, userAgent } = toEvent(input));
+      }
+      // One string across the boundary, encoded by TextEncoder.encodeInto
+      // straight into the matcher's wasm buffer: the texts back to back, cut
+      // again in wasm by their lengths; frame URLs joined by newlines (a frame
+      // holding a newline itself makes the count disagree: then they go apart).
+      const count = frames === undefined ? 0 : frames.length;
+      const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
+      const text = (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? '');
+      const written = encoder.encodeInto(text, this.#buffer(text.length * 3)).written;
+      const typeLength = type === undefined ? -1 : type.length;
+      const messageLength = message === undefined ? -1 : message.length;
+      const framesLength = joined === undefined ? -1 : joined.length;
+      const found = any
+        ? this.#raw.isNoiseInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined)
+        : this.#raw.classifyInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined);
+      if (found !== APART) return found;
+      return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
+    }
+  };
 }
 
 /** A response body given as text, bytes or parsed JSON, as JSON text. */
-export function responseText(body) {
+function responseText(body) {
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array || body instanceof ArrayBuffer) return new TextDecoder().decode(body);
   return JSON.stringify(body);

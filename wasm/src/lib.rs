@@ -18,16 +18,15 @@
 //!   resumes the step with the answer, until the step is a response.
 //! - Store helpers (`handler`: [`new_key`], [`add_custom_patterns`], …): make the
 //!   records the core reads, with the core's own types and validation.
-//! - [`JsMatcher`]: the core's [`Matcher`]. A verdict crosses the boundary as
-//!   a flat `Uint32Array` (pattern index, text code) so that classifying an
-//!   event costs a few strings in and a few integers out. Patterns cross
-//!   as JSON-like values read by serde (`handler`: `fromResponse`,
-//!   `fromPatterns`) or, in the matcher-only wasm, as columns JavaScript
-//!   has already read (`fromColumns`: no serde there).
+//! - [`JsMatcher`]: the core's [`Matcher`], the same exports in both wasms.
+//!   A verdict crosses the boundary as a flat `Uint32Array` (pattern index,
+//!   text code) so that classifying an event costs a few strings in and a
+//!   few integers out. Pattern lists cross as the JavaScript values the user
+//!   gave (a response body as its text, parsed by `JSON.parse`); the core
+//!   reads them ([`noise_filter_core::pattern_list`]) and words every refusal.
 
-#[cfg(not(feature = "handler"))]
-use noise_filter_core::Kind;
-use noise_filter_core::{Field, Matcher, MatcherPattern, Verdict};
+use noise_filter_core::pattern_list::{self, Json, Value};
+use noise_filter_core::{Field, Kind, Matcher, MatcherPattern, Verdict};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
@@ -196,7 +195,7 @@ impl JsMatcher {
             frames,
             user_agent,
         };
-        self.last = encode(self.inner.patterns(), &self.inner.classify(&event));
+        self.last = encode(&self.inner.classify(&event));
         (self.last.len() / 2) as u32
     }
 
@@ -207,43 +206,35 @@ impl JsMatcher {
     }
 }
 
-/// The matcher-only wasm's constructors and pattern listing: patterns cross
-/// as columns JavaScript has read (`npm/src/matcher-api.js`), so no serde is
-/// linked. The main wasm keeps its serde-read ones (`handler.rs`), whose
-/// texts its users have seen, and does not carry these.
-#[cfg(not(feature = "handler"))]
+/// Constructors and the pattern listing. Pattern lists cross as the values
+/// the user gave; the core reads them ([`pattern_list`]), with its own
+/// refusals, then validates and compiles them.
 #[wasm_bindgen(js_class = Matcher)]
 impl JsMatcher {
-    /// Patterns given as columns, one entry per pattern: ids, texts, kinds
-    /// (1: regex, 0: substring), categories, confidences. What
-    /// `fromPatterns` and `fromResponse` read, once JavaScript has read it
-    /// (`npm/src/matcher-api.js`); the core validates and compiles as for
-    /// them, with the same refusals.
-    #[wasm_bindgen(js_name = fromColumns)]
-    pub fn from_columns(
-        ids: Vec<String>,
-        texts: Vec<String>,
-        regex: &[u8],
-        categories: Vec<String>,
-        confidences: &[f64],
-    ) -> Result<JsMatcher, JsError> {
-        let added = columns(ids, texts, regex, categories, confidences);
-        Ok(JsMatcher::wrap(Matcher::new(added).map_err(error)?))
+    /// The patterns of a Variant A or B response body (its text).
+    #[wasm_bindgen(js_name = fromResponse)]
+    pub fn from_response(body: &JsValue) -> Result<JsMatcher, JsError> {
+        let body = parse_json(body).map_err(|e| {
+            let message = js_sys::Reflect::get(&e, &"message".into()).ok();
+            error(pattern_list::not_json(
+                message.and_then(|m| m.as_string()).unwrap_or_default(),
+            ))
+        })?;
+        JsMatcher::compile(pattern_list::read_response(&Js(body)).map_err(error)?)
     }
 
-    /// A new matcher with this one's patterns followed by the columns'.
-    #[wasm_bindgen(js_name = withColumns)]
-    pub fn with_columns(
-        &self,
-        ids: Vec<String>,
-        texts: Vec<String>,
-        regex: &[u8],
-        categories: Vec<String>,
-        confidences: &[f64],
-    ) -> Result<JsMatcher, JsError> {
-        let added = columns(ids, texts, regex, categories, confidences);
-        let all = self.inner.patterns().iter().cloned().chain(added);
-        Ok(JsMatcher::wrap(Matcher::new(all).map_err(error)?))
+    /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`
+    /// (any iterable).
+    #[wasm_bindgen(js_name = fromPatterns)]
+    pub fn from_patterns(patterns: JsValue) -> Result<JsMatcher, JsError> {
+        JsMatcher::compile(pattern_list::read_patterns(&Js(patterns)).map_err(error)?)
+    }
+
+    /// A new matcher with this one's patterns followed by `patterns`.
+    #[wasm_bindgen(js_name = withPatterns)]
+    pub fn with_patterns(&self, patterns: JsValue) -> Result<JsMatcher, JsError> {
+        let added = pattern_list::read_patterns(&Js(patterns)).map_err(error)?;
+        JsMatcher::compile(self.inner.patterns().iter().cloned().chain(added))
     }
 
     /// The patterns' ids, in order.
@@ -272,10 +263,54 @@ impl JsMatcher {
     }
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// `JSON.parse` of a JavaScript string, which stays where it is.
+    #[wasm_bindgen(catch, js_namespace = JSON, js_name = parse)]
+    fn parse_json(text: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// A JavaScript value, as the core's pattern-list reader sees it.
+struct Js(JsValue);
+
+impl Json for Js {
+    fn value(&self) -> Value<Js> {
+        let v = &self.0;
+        if let Some(text) = v.as_string() {
+            Value::String(text)
+        } else if let Some(number) = v.as_f64() {
+            Value::Number(number)
+        } else if v.is_undefined() {
+            Value::Absent
+        } else if v.is_null() {
+            Value::Null
+        } else if v.as_bool().is_some() {
+            Value::Bool
+        } else if let Ok(Some(items)) = js_sys::try_iter(v) {
+            Value::List(
+                items
+                    .map(|item| Js(item.unwrap_or(JsValue::UNDEFINED)))
+                    .collect(),
+            )
+        } else if v.is_object() || v.is_function() {
+            Value::Object
+        } else {
+            Value::Other
+        }
+    }
+
+    fn field(&self, name: &str) -> Js {
+        Js(js_sys::Reflect::get(&self.0, &name.into()).unwrap_or(JsValue::UNDEFINED))
+    }
+}
+
 impl JsMatcher {
-    #[cfg(not(feature = "handler"))]
     fn column<T>(&self, field: impl Fn(&MatcherPattern) -> T) -> Vec<T> {
         self.inner.patterns().iter().map(field).collect()
+    }
+
+    fn compile(patterns: impl IntoIterator<Item = MatcherPattern>) -> Result<JsMatcher, JsError> {
+        Ok(JsMatcher::wrap(Matcher::new(patterns).map_err(error)?))
     }
 
     fn wrap(inner: Matcher) -> JsMatcher {
@@ -299,7 +334,7 @@ impl JsMatcher {
             frames,
             user_agent: user_agent.map(str::to_owned),
         };
-        self.last = encode(self.inner.patterns(), &self.inner.classify(&event));
+        self.last = encode(&self.inner.classify(&event));
         (self.last.len() / 2) as u32
     }
 }
@@ -371,60 +406,16 @@ fn split_utf16(text: &str, lengths: [i32; 3]) -> [Option<&str>; 4] {
     out
 }
 
-/// A verdict as `[pattern index, text code, …]`. The core's [`noise_filter_core::Match`]
-/// borrows its id from the pattern it reports, so the index is found by
-/// address; within one text the core lists matches in pattern order, so the
-/// search resumes after the previous match.
-fn encode(patterns: &[MatcherPattern], verdict: &Verdict<'_>) -> Vec<u32> {
-    let mut out = Vec::with_capacity(verdict.matches.len() * 2);
-    let mut previous: Option<(Field, usize)> = None;
-    for m in &verdict.matches {
-        let from = match previous {
-            Some((field, index)) if field == m.field => index + 1,
-            _ => 0,
-        };
-        let found = patterns[from..].iter().position(|p| {
-            std::ptr::eq(p.id.as_str(), m.id)
-                && std::ptr::eq(p.category.as_str(), m.category)
-                && p.confidence.to_bits() == m.confidence.to_bits()
-        });
-        let Some(offset) = found else { continue };
-        let index = from + offset;
-        let code = match m.field {
-            Field::Message => MESSAGE,
-            Field::UserAgent => USER_AGENT,
-            Field::Frame(i) => FRAME + i as u32,
-        };
-        out.extend([index as u32, code]);
-        previous = Some((m.field, index));
-    }
-    out
-}
-
-/// Patterns from columns (`fromColumns`); a short column reads as absent
-/// values (JavaScript always passes them of one length).
-#[cfg(not(feature = "handler"))]
-fn columns(
-    ids: Vec<String>,
-    texts: Vec<String>,
-    regex: &[u8],
-    categories: Vec<String>,
-    confidences: &[f64],
-) -> Vec<MatcherPattern> {
-    let mut categories = categories.into_iter();
-    ids.into_iter()
-        .zip(texts)
-        .enumerate()
-        .map(|(i, (id, pattern))| MatcherPattern {
-            id,
-            pattern,
-            kind: if regex.get(i) == Some(&1) {
-                Kind::Regex
-            } else {
-                Kind::String
-            },
-            category: categories.next().unwrap_or_default(),
-            confidence: confidences.get(i).copied().unwrap_or(1.0),
-        })
+/// A verdict as `[pattern index, text code, …]`.
+fn encode(verdict: &Verdict<'_>) -> Vec<u32> {
+    let code = |field| match field {
+        Field::Message => MESSAGE,
+        Field::UserAgent => USER_AGENT,
+        Field::Frame(i) => FRAME + i as u32,
+    };
+    verdict
+        .matches
+        .iter()
+        .flat_map(|m| [m.index as u32, code(m.field)])
         .collect()
 }
