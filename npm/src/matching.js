@@ -3,8 +3,8 @@
 // `noise-filter/matcher` (matcher-api.js, over the matcher-only wasm), whose
 // wasms export the same matcher. Reads errors into events, writes an event's
 // texts into the wasm matcher's buffer, and turns its flat answers into
-// verdicts. Pattern lists go to wasm as given: the core reads them, and
-// every decision and refusal is the core's.
+// verdicts. Pattern lists go to wasm described, not judged (`describe`): the
+// core reads them, and every decision and refusal is the core's.
 
 const encoder = new TextEncoder();
 const FIELDS = ['message', 'userAgent'];
@@ -36,17 +36,23 @@ export function matcherClass(glue) {
 
     /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
     static fromResponse(body) {
-      return new Matcher(glue.Matcher.fromResponse(responseText(body)));
+      let parsed;
+      try {
+        parsed = JSON.parse(responseText(body));
+      } catch (error) {
+        return new Matcher(glue.Matcher.fromResponse(Uint8Array.of(NOT_JSON), [String(error.message)], new Float64Array()));
+      }
+      return new Matcher(glue.Matcher.fromResponse(...describe(parsed, true)));
     }
 
     /** Patterns given as `{id, pattern, type?, category?, confidence?}` (any iterable). */
     static fromPatterns(patterns) {
-      return new Matcher(glue.Matcher.fromPatterns(patterns));
+      return new Matcher(glue.Matcher.fromPatterns(...describe(patterns, false)));
     }
 
     /** A new matcher with these patterns added after this one's. */
     withPatterns(patterns) {
-      return new Matcher(this.#raw.withPatterns(patterns));
+      return new Matcher(this.#raw.withPatterns(...describe(patterns, false)));
     }
 
     /** The patterns, in order. */
@@ -136,6 +142,47 @@ export function matcherClass(glue) {
       return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
     }
   };
+}
+
+// Kinds of value, as the binding reads them back (wasm/src/lib.rs).
+const [ABSENT, NULL, BOOL, NUMBER, STRING, LIST, OBJECT, NOT_JSON, OTHER] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+const PATTERN_FIELDS = ['id', 'pattern', 'type', 'category', 'confidence'];
+
+/**
+ * A pattern list (with `response`, a body `{patterns}`) as the binding takes
+ * it: each value's kind in reading order (the body, the list, each item and
+ * an object item's fields), its strings and numbers apart. Type conversion
+ * only: the core reads it and words every refusal.
+ */
+function describe(value, response) {
+  const kinds = [];
+  const texts = [];
+  const numbers = [];
+  const put = (v) => {
+    let kind = OTHER;
+    const type = typeof v;
+    if (type === 'string') {
+      kind = STRING;
+      texts.push(v);
+    } else if (type === 'number') {
+      kind = NUMBER;
+      numbers.push(v);
+    } else if (type === 'undefined') kind = ABSENT;
+    else if (type === 'boolean') kind = BOOL;
+    else if (v === null) kind = NULL;
+    else if (type === 'object' || type === 'function') {
+      kind = Array.isArray(v) || typeof v[Symbol.iterator] === 'function' ? LIST : OBJECT;
+    }
+    kinds.push(kind);
+    return kind;
+  };
+  if (!response || put(value) === OBJECT) {
+    const list = response ? value.patterns : value;
+    if (put(list) === LIST) {
+      for (const item of list) if (put(item) === OBJECT) for (const name of PATTERN_FIELDS) put(item[name]);
+    }
+  }
+  return [new Uint8Array(kinds), texts, new Float64Array(numbers)];
 }
 
 /** A response body given as text, bytes or parsed JSON, as JSON text. */

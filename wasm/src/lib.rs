@@ -21,9 +21,9 @@
 //! - [`JsMatcher`]: the core's [`Matcher`], the same exports in both wasms.
 //!   A verdict crosses the boundary as a flat `Uint32Array` (pattern index,
 //!   text code) so that classifying an event costs a few strings in and a
-//!   few integers out. Pattern lists cross as the JavaScript values the user
-//!   gave (a response body as its text, parsed by `JSON.parse`); the core
-//!   reads them ([`noise_filter_core::pattern_list`]) and words every refusal.
+//!   few integers out. Pattern lists cross as JavaScript describes the
+//!   user's values (kinds, strings, numbers); the core reads them
+//!   ([`noise_filter_core::pattern_list`]) and words every refusal.
 
 use noise_filter_core::pattern_list::{self, Json, Value};
 use noise_filter_core::{Field, Kind, Matcher, MatcherPattern, Verdict};
@@ -206,34 +206,51 @@ impl JsMatcher {
     }
 }
 
-/// Constructors and the pattern listing. Pattern lists cross as the values
-/// the user gave; the core reads them ([`pattern_list`]), with its own
-/// refusals, then validates and compiles them.
+/// Constructors and the pattern listing. Pattern lists cross as
+/// JavaScript describes the user's values (`describe` in `npm/src/matching.js`:
+/// each value's kind, its strings and numbers apart); the core reads them
+/// ([`pattern_list`]), with its own refusals, then validates and compiles.
 #[wasm_bindgen(js_class = Matcher)]
 impl JsMatcher {
-    /// The patterns of a Variant A or B response body (its text).
+    /// The patterns of a Variant A or B response body, as JavaScript parsed
+    /// and described it (`NOT_JSON` and the parser's message when it is not JSON).
     #[wasm_bindgen(js_name = fromResponse)]
-    pub fn from_response(body: &JsValue) -> Result<JsMatcher, JsError> {
-        let body = parse_json(body).map_err(|e| {
-            let message = js_sys::Reflect::get(&e, &"message".into()).ok();
-            error(pattern_list::not_json(
-                message.and_then(|m| m.as_string()).unwrap_or_default(),
-            ))
-        })?;
-        JsMatcher::compile(pattern_list::read_response(&Js(body)).map_err(error)?)
+    pub fn from_response(
+        kinds: &[u8],
+        texts: Vec<String>,
+        numbers: &[f64],
+    ) -> Result<JsMatcher, JsError> {
+        let mut wire = Wire::new(kinds, texts, numbers);
+        if kinds.first() == Some(&NOT_JSON) {
+            let message = wire.texts.next().unwrap_or_default();
+            return Err(error(pattern_list::not_json(message)));
+        }
+        let body = wire.body();
+        JsMatcher::compile(pattern_list::read_response(&&body).map_err(error)?)
     }
 
     /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`
-    /// (any iterable).
+    /// (any iterable), as JavaScript described them.
     #[wasm_bindgen(js_name = fromPatterns)]
-    pub fn from_patterns(patterns: JsValue) -> Result<JsMatcher, JsError> {
-        JsMatcher::compile(pattern_list::read_patterns(&Js(patterns)).map_err(error)?)
+    pub fn from_patterns(
+        kinds: &[u8],
+        texts: Vec<String>,
+        numbers: &[f64],
+    ) -> Result<JsMatcher, JsError> {
+        let list = Wire::new(kinds, texts, numbers).list();
+        JsMatcher::compile(pattern_list::read_patterns(&&list).map_err(error)?)
     }
 
     /// A new matcher with this one's patterns followed by `patterns`.
     #[wasm_bindgen(js_name = withPatterns)]
-    pub fn with_patterns(&self, patterns: JsValue) -> Result<JsMatcher, JsError> {
-        let added = pattern_list::read_patterns(&Js(patterns)).map_err(error)?;
+    pub fn with_patterns(
+        &self,
+        kinds: &[u8],
+        texts: Vec<String>,
+        numbers: &[f64],
+    ) -> Result<JsMatcher, JsError> {
+        let list = Wire::new(kinds, texts, numbers).list();
+        let added = pattern_list::read_patterns(&&list).map_err(error)?;
         JsMatcher::compile(self.inner.patterns().iter().cloned().chain(added))
     }
 
@@ -263,44 +280,113 @@ impl JsMatcher {
     }
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// `JSON.parse` of a JavaScript string, which stays where it is.
-    #[wasm_bindgen(catch, js_namespace = JSON, js_name = parse)]
-    fn parse_json(text: &JsValue) -> Result<JsValue, JsValue>;
+/// Kinds of value, as `describe` in `npm/src/matching.js` writes them.
+const ABSENT: u8 = 0;
+const NULL: u8 = 1;
+const BOOL: u8 = 2;
+const NUMBER: u8 = 3;
+const STRING: u8 = 4;
+const LIST: u8 = 5;
+const OBJECT: u8 = 6;
+/// First and only kind of a response body that is not JSON (the text: why).
+const NOT_JSON: u8 = 7;
+/// The fields JavaScript describes of each object in a list, in this order.
+const FIELDS: &[&str] = &["id", "pattern", "type", "category", "confidence"];
+
+/// A value as JavaScript described it; an object has the fields `names`.
+struct Node {
+    kind: u8,
+    text: String,
+    number: f64,
+    /// A list's items, or an object's fields.
+    items: Vec<Node>,
+    names: &'static [&'static str],
 }
 
-/// A JavaScript value, as the core's pattern-list reader sees it.
-struct Js(JsValue);
+static ABSENT_NODE: Node = Node::leaf(ABSENT);
 
-impl Json for Js {
-    fn value(&self) -> Value<Js> {
-        let v = &self.0;
-        if let Some(text) = v.as_string() {
-            Value::String(text)
-        } else if let Some(number) = v.as_f64() {
-            Value::Number(number)
-        } else if v.is_undefined() {
-            Value::Absent
-        } else if v.is_null() {
-            Value::Null
-        } else if v.as_bool().is_some() {
-            Value::Bool
-        } else if let Ok(Some(items)) = js_sys::try_iter(v) {
-            Value::List(
-                items
-                    .map(|item| Js(item.unwrap_or(JsValue::UNDEFINED)))
-                    .collect(),
-            )
-        } else if v.is_object() || v.is_function() {
-            Value::Object
-        } else {
-            Value::Other
+impl Node {
+    const fn leaf(kind: u8) -> Node {
+        Node {
+            kind,
+            text: String::new(),
+            number: 0.0,
+            items: Vec::new(),
+            names: &[],
+        }
+    }
+}
+
+impl<'a> Json for &'a Node {
+    fn value(&self) -> Value<&'a Node> {
+        match self.kind {
+            ABSENT => Value::Absent,
+            NULL => Value::Null,
+            BOOL => Value::Bool,
+            NUMBER => Value::Number(self.number),
+            STRING => Value::String(self.text.clone()),
+            LIST => Value::List(self.items.iter().collect()),
+            OBJECT => Value::Object,
+            _ => Value::Other,
         }
     }
 
-    fn field(&self, name: &str) -> Js {
-        Js(js_sys::Reflect::get(&self.0, &name.into()).unwrap_or(JsValue::UNDEFINED))
+    fn field(&self, name: &str) -> &'a Node {
+        let at = self.names.iter().position(|n| *n == name);
+        at.and_then(|i| self.items.get(i)).unwrap_or(&ABSENT_NODE)
+    }
+}
+
+/// Reads JavaScript's description back into [`Node`]s, in its order.
+struct Wire<'a> {
+    kinds: std::slice::Iter<'a, u8>,
+    texts: std::vec::IntoIter<String>,
+    numbers: std::slice::Iter<'a, f64>,
+}
+
+impl<'a> Wire<'a> {
+    fn new(kinds: &'a [u8], texts: Vec<String>, numbers: &'a [f64]) -> Wire<'a> {
+        Wire {
+            kinds: kinds.iter(),
+            texts: texts.into_iter(),
+            numbers: numbers.iter(),
+        }
+    }
+
+    /// One value, without its items or fields.
+    fn node(&mut self) -> Node {
+        let mut node = Node::leaf(self.kinds.next().copied().unwrap_or(ABSENT));
+        match node.kind {
+            STRING => node.text = self.texts.next().unwrap_or_default(),
+            NUMBER => node.number = self.numbers.next().copied().unwrap_or_default(),
+            _ => {}
+        }
+        node
+    }
+
+    /// A pattern list: the list, then each item and, of an object, its
+    /// [`FIELDS`]; the list is last, so its items are the rest.
+    fn list(&mut self) -> Node {
+        let mut list = self.node();
+        while list.kind == LIST && self.kinds.len() > 0 {
+            let mut item = self.node();
+            if item.kind == OBJECT {
+                item.items = FIELDS.iter().map(|_| self.node()).collect();
+                item.names = FIELDS;
+            }
+            list.items.push(item);
+        }
+        list
+    }
+
+    /// A response body: the body, then (of an object) its `patterns` list.
+    fn body(&mut self) -> Node {
+        let mut body = self.node();
+        if body.kind == OBJECT {
+            body.items = vec![self.list()];
+            body.names = &["patterns"];
+        }
+        body
     }
 }
 
