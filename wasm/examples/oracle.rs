@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use noise_filter_core::{
-    Event, Matcher, MatcherPattern, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin,
-    run,
+    Event, Matcher, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin, pattern_list, run,
 };
 use serde::{Deserialize, Serialize};
 
@@ -34,8 +33,9 @@ struct Fixtures {
     /// Requests, in order, against one store.
     requests: Vec<RequestCase>,
     /// Extra patterns for the `custom` matcher (built-ins at 0.5, then these).
+    /// Read as the npm package reads them (`pattern_list`).
     #[serde(default)]
-    matcher_patterns: Vec<MatcherPattern>,
+    matcher_patterns: Option<serde_json::Value>,
     /// Events to classify besides the evaluation set.
     #[serde(default)]
     events: Vec<Event>,
@@ -225,13 +225,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             .ok_or(format!("no request {name:?}"))
     };
     let builtin = Matcher::builtin(0.5);
-    let custom = Matcher::new(
-        builtin
-            .patterns()
-            .iter()
-            .cloned()
-            .chain(fixtures.matcher_patterns),
-    )?;
+    let custom = Matcher::new(builtin.patterns().iter().cloned().chain(
+        match &fixtures.matcher_patterns {
+            Some(list) => pattern_list::read_patterns(&Some(list))?,
+            None => Vec::new(),
+        },
+    ))?;
     let matchers: Vec<(&'static str, Matcher)> = vec![
         ("builtin", builtin),
         ("builtinAll", Matcher::builtin(0.0)),

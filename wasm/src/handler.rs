@@ -1,16 +1,15 @@
 //! The main entry's part of the binding (feature `handler`, default): the
-//! endpoint ([`Exchange`]), the store helpers, and the matcher constructors
-//! that read patterns with serde (`fromResponse`, `fromPatterns`,
-//! `withPatterns`, `patterns`), as `noise-filter` has always had them. The
-//! matcher-only wasm (`noise-filter/matcher`) is built without it.
+//! endpoint ([`Exchange`]) and the store helpers. The matcher-only wasm
+//! (`noise-filter/matcher`) is built without it; the matcher's exports are
+//! the same in both (`lib.rs`).
 
 use noise_filter_core::{
-    ApiKey, Matcher, MatcherPattern, NewPattern, RecordKey, RecordKind, Request, Response, Step,
-    StoreError, UnixMillis, admin, handle,
+    ApiKey, MatcherPattern, NewPattern, RecordKey, RecordKind, Request, Response, Step, StoreError,
+    UnixMillis, admin, handle,
 };
 use wasm_bindgen::prelude::*;
 
-use crate::{JsMatcher, error};
+use crate::error;
 
 /// The `createHandler` options naming each store, as [`Exchange::store`]
 /// reports them.
@@ -304,40 +303,4 @@ fn to_js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(error)
-}
-
-#[wasm_bindgen(js_class = Matcher)]
-impl JsMatcher {
-    /// The patterns of a Variant A or B response body.
-    #[wasm_bindgen(js_name = fromResponse)]
-    pub fn from_response(body: &str) -> Result<JsMatcher, JsError> {
-        Ok(JsMatcher::wrap(
-            Matcher::from_response(body.as_bytes()).map_err(error)?,
-        ))
-    }
-
-    /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`.
-    #[wasm_bindgen(js_name = fromPatterns)]
-    pub fn from_patterns(patterns: JsValue) -> Result<JsMatcher, JsError> {
-        Ok(JsMatcher::wrap(
-            Matcher::new(read_matcher_patterns(patterns)?).map_err(error)?,
-        ))
-    }
-
-    /// A new matcher with this one's patterns followed by `patterns`.
-    #[wasm_bindgen(js_name = withPatterns)]
-    pub fn with_patterns(&self, patterns: JsValue) -> Result<JsMatcher, JsError> {
-        let added = read_matcher_patterns(patterns)?;
-        let all = self.inner.patterns().iter().cloned().chain(added);
-        Ok(JsMatcher::wrap(Matcher::new(all).map_err(error)?))
-    }
-
-    /// The patterns, in order: `[{id, pattern, type, category, confidence}]`.
-    pub fn patterns(&self) -> Result<JsValue, JsError> {
-        to_js(self.inner.patterns())
-    }
-}
-
-fn read_matcher_patterns(patterns: JsValue) -> Result<Vec<MatcherPattern>, JsError> {
-    serde_wasm_bindgen::from_value(patterns).map_err(|e| error(format!("invalid pattern: {e}")))
 }
