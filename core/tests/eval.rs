@@ -55,7 +55,11 @@ fn catalog_catches_noise_and_never_a_real_error() {
             }
             "real" => {
                 real += 1;
-                assert!(e.category.is_none(), "a real event has no category: {}", e.source);
+                assert!(
+                    e.category.is_none(),
+                    "a real event has no category: {}",
+                    e.source
+                );
                 if verdict.noise {
                     false_positives.push(format!(
                         "{:?} matched {:?} ({})",
