@@ -7,8 +7,10 @@
 //! | `component` | builds the Spin component (`wasm32-wasip2`) |
 //! | `npm` | builds the npm package (wasm-bindgen, wasm-opt) into `npm/dist` |
 //! | `wasm-test` | runs the core's tests compiled to `wasm32-wasip1` under Node's WASI |
+//! | `catalog refresh` | installs the current isbot and crawler-user-agents from npm and prints what the catalog misses and what upstream dropped (changes nothing) |
 //! | `fuzz` | runs each fuzz target of `fuzz/` for a while (default 30 s) with the pinned nightly |
 
+mod catalog;
 mod ci;
 mod component;
 mod fuzz;
@@ -30,9 +32,10 @@ fn main() -> ExitCode {
         "npm" => npm::build(rest),
         "wasm-test" => ci::wasm_test(),
         "fuzz" => fuzz::run(rest),
+        "catalog" => catalog::run(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve|ci|component|npm|wasm-test|fuzz>\n\
+                "usage: cargo xtask <serve|ci|component|npm|wasm-test|fuzz|catalog refresh>\n\
                  see xtask/src/main.rs for what each does"
             );
             return ExitCode::from(2);
