@@ -316,6 +316,7 @@ fn print_report(report: &Report, isbot: &str, cua: &str, isbot_len: usize, cua_l
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use noise_filter_core::Kind;
 
