@@ -27,22 +27,22 @@ pub(crate) struct Embed;
 // ----------------------------------------------------------------------------
 // The store import as the core's `SyncStore`.
 
-/// The embedder's store, through the `store` import. An error it returns
-/// (its text is for the embedder's logs) is the core's [`StoreError`]: 503.
+/// The embedder's store, through the `store` import. An `err` it returns is
+/// the core's [`StoreError`]: the request is answered 503.
 #[derive(Debug)]
 struct Imported;
 
 impl SyncStore for Imported {
     fn get(&mut self, record: &core::RecordKey) -> Result<Option<Vec<u8>>, StoreError> {
-        store::get(&record_key(record)).map_err(|_| StoreError)
+        store::get(&record_key(record)).map_err(|()| StoreError)
     }
 
     fn increment(&mut self, record: &core::RecordKey, delta: i64) -> Result<i64, StoreError> {
-        store::increment(&record_key(record), delta).map_err(|_| StoreError)
+        store::increment(&record_key(record), delta).map_err(|()| StoreError)
     }
 
     fn delete(&mut self, record: &core::RecordKey) -> Result<(), StoreError> {
-        store::delete(&record_key(record)).map_err(|_| StoreError)
+        store::delete(&record_key(record)).map_err(|()| StoreError)
     }
 }
 
