@@ -6,7 +6,12 @@ use noise_filter_core::{
     UnixMillis, admin as core_admin,
 };
 
-#[allow(unsafe_code, missing_docs, unreachable_pub, missing_debug_implementations)]
+#[allow(
+    unsafe_code,
+    missing_docs,
+    unreachable_pub,
+    missing_debug_implementations
+)]
 #[allow(clippy::all)]
 mod bindings {
     wit_bindgen::generate!({
@@ -237,8 +242,8 @@ impl admin::Guest for Embed {
         label: String,
         now: u64,
     ) -> Result<admin::NewKey, String> {
-        let new = core_admin::create_key(&random, &account, &label, UnixMillis(now))
-            .map_err(refusal)?;
+        let new =
+            core_admin::create_key(&random, &account, &label, UnixMillis(now)).map_err(refusal)?;
         Ok(admin::NewKey {
             key: new.key.expose().to_owned(),
             hash: new.key.hash().as_str().to_owned(),
@@ -257,7 +262,8 @@ impl admin::Guest for Embed {
     }
 
     fn revoke_key(current: Option<Vec<u8>>, now: u64) -> Result<admin::Revocation, String> {
-        let revoked = core_admin::revoke_key(current.as_deref(), UnixMillis(now)).map_err(refusal)?;
+        let revoked =
+            core_admin::revoke_key(current.as_deref(), UnixMillis(now)).map_err(refusal)?;
         Ok(admin::Revocation {
             value: revoked.value,
             account: revoked.account.as_str().to_owned(),

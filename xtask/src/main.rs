@@ -5,12 +5,14 @@
 //! | `serve` | sets up (targets, builds) and runs the server on the embedded SQLite store |
 //! | `ci` | sets up and runs every test: what `.ci/run` and the README run |
 //! | `component` | builds the Spin component (`wasm32-wasip2`) |
+//! | `embed` | the core as a component for any wasmtime embedding, and the Python package: `build`, `wheel`, `test`, `bench` |
 //! | `npm` | builds the npm package (wasm-bindgen, wasm-opt) into `npm/dist` |
 //! | `wasm-test` | runs the core's tests compiled to `wasm32-wasip1` under Node's WASI |
 //! | `fuzz` | runs each fuzz target of `fuzz/` for a while (default 30 s) with the pinned nightly |
 
 mod ci;
 mod component;
+mod embed;
 mod fuzz;
 mod npm;
 mod util;
@@ -27,12 +29,13 @@ fn main() -> ExitCode {
         "serve" => component::serve(rest),
         "ci" => ci::run(rest),
         "component" => component::build().map(|_| ()),
+        "embed" => embed::run(rest),
         "npm" => npm::build(rest),
         "wasm-test" => ci::wasm_test(),
         "fuzz" => fuzz::run(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve|ci|component|npm|wasm-test|fuzz>\n\
+                "usage: cargo xtask <serve|ci|component|embed|npm|wasm-test|fuzz>\n\
                  see xtask/src/main.rs for what each does"
             );
             return ExitCode::from(2);
