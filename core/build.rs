@@ -162,7 +162,7 @@ fn check(entries: Vec<Entry>, errors: &mut Vec<String>) -> Vec<Checked> {
             entry,
         });
     }
-    // Catalog order: category (interface.md 2.3), then confidence, highest
+    // Catalog order: category (the category table, docs/CONTRACT.md), then confidence, highest
     // first, then id. Per category the patterns at or above any threshold are
     // then a prefix of that category's run.
     out.sort_by(|a, b| {

@@ -38,7 +38,9 @@
 //! - **The words of the interface**: [`Variant`], [`Category`], [`Kind`],
 //!   [`CUSTOM_CATEGORY_A`].
 //! - **Matching**: [`Matcher`], [`MatcherPattern`], [`Event`], [`Verdict`],
-//!   [`Match`], [`Field`], [`InvalidPattern`]; the built-in catalog
+//!   [`Match`], [`Field`], [`InvalidPattern`]; [`pattern_list`]: pattern
+//!   lists and response bodies read into [`MatcherPattern`]s, with the
+//!   core's refusal texts, from any JSON-like value; the built-in catalog
 //!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]); the
 //!   regex subset ([`translate_regex`], [`SyntaxError`], [`MAX_REGEX_LEN`]).
 //! - **The endpoint** (feature `endpoint`): [`handle`] and its [`Step`]s
@@ -75,6 +77,7 @@ mod memory;
 #[cfg(feature = "endpoint")]
 mod params;
 mod pattern;
+pub mod pattern_list;
 #[cfg(feature = "endpoint")]
 mod rate;
 #[cfg(feature = "endpoint")]

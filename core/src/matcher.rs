@@ -1,6 +1,6 @@
 //! The matcher: applies a compiled pattern set to an error event.
 //!
-//! A pattern applies to every text of an event (PRODUCT.md): the message as
+//! A pattern applies to every text of an event (docs/CONTRACT.md): the message as
 //! `Type: value`, each stack-frame URL, and the user agent. Matching is
 //! case-insensitive: a `string` pattern matches when the lowercased text
 //! contains the lowercased pattern (`text.toLowerCase().includes(…)`), a
@@ -25,32 +25,24 @@ use crate::catalog::{self, BuiltinPattern};
 #[cfg(feature = "endpoint")]
 use crate::custom::CustomPattern;
 use crate::pattern::{InvalidPattern, Kind, Variant};
+use crate::pattern_list;
 use crate::syntax;
 
 /// One pattern as the matcher takes it: from the catalog, an account's
 /// custom patterns, or a response body of either variant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatcherPattern {
     /// The pattern's id.
     pub id: String,
     /// Its text.
     pub pattern: String,
     /// Substring or regex (absent in Variant B bodies: substring).
-    #[serde(rename = "type", default = "string_kind")]
+    #[serde(rename = "type")]
     pub kind: Kind,
     /// Its category, as the source spelled it.
-    #[serde(default)]
     pub category: String,
     /// Its confidence (absent: 1).
-    #[serde(default = "full_confidence")]
     pub confidence: f64,
-}
-
-fn string_kind() -> Kind {
-    Kind::String
-}
-fn full_confidence() -> f64 {
-    1.0
 }
 
 impl From<&BuiltinPattern> for MatcherPattern {
@@ -131,6 +123,10 @@ pub enum Field {
 /// One pattern that matched one text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Match<'m> {
+    /// The pattern's index in [`Matcher::patterns`]. Not serialized: a
+    /// verdict's JSON names patterns by id (and `index` is a frame's).
+    #[serde(skip)]
+    pub index: usize,
     /// The pattern's id.
     pub id: &'m str,
     /// Its category.
@@ -261,15 +257,12 @@ impl Matcher {
 
     /// Compiles the patterns of a response body of either variant, as fetched
     /// from any deployment (`{"patterns": [...]}`; Variant A's `type` is read,
-    /// Variant B's patterns are all substrings).
+    /// Variant B's patterns are all substrings), read as the npm package
+    /// reads them ([`crate::pattern_list`]).
     pub fn from_response(body: &[u8]) -> Result<Matcher, InvalidPattern> {
-        #[derive(Deserialize)]
-        struct Body {
-            patterns: Vec<MatcherPattern>,
-        }
-        let body: Body = serde_json::from_slice(body)
-            .map_err(|e| InvalidPattern(format!("not a pattern list response: {e}")))?;
-        Matcher::new(body.patterns)
+        let body: serde_json::Value =
+            serde_json::from_slice(body).map_err(pattern_list::not_json)?;
+        Matcher::new(pattern_list::read_response(&Some(&body))?)
     }
 
     /// The patterns, in the order they were given.
@@ -389,6 +382,7 @@ impl Matcher {
         for &index in hits.iter() {
             let p = &self.patterns[index];
             out.push(Match {
+                index,
                 id: &p.id,
                 category: &p.category,
                 confidence: p.confidence,

@@ -84,6 +84,12 @@ impl MemoryStore {
             .insert((record.label(), record.key().to_owned()), value);
     }
 
+    /// Writes bytes under `key` of `label` as another store holds them (to
+    /// copy a real store into this one, for a byte-for-byte comparison).
+    pub fn copy_in(&mut self, label: StoreLabel, key: &str, value: Vec<u8>) {
+        self.entries.insert((label, key.to_owned()), value);
+    }
+
     /// A record's bytes, if stored.
     pub fn value(&self, record: &RecordKey) -> Option<&[u8]> {
         self.entries

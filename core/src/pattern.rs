@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One of the two published variants of the interface (interface.md).
+/// One of the two published variants of the interface (docs/CONTRACT.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Variant {
     /// `/v1/filters`: `version`, `type`, `source`, kebab-case categories.
@@ -30,7 +30,7 @@ impl Variant {
     }
 }
 
-/// A pattern category (interface.md 2.3). The order of the variants is the
+/// A pattern category (the category table of docs/CONTRACT.md). The order of the variants is the
 /// order of the table, and the order in which responses list categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -50,7 +50,7 @@ pub enum Category {
 }
 
 impl Category {
-    /// All six, in the order of interface.md 2.3.
+    /// All six, in the order of the category table (docs/CONTRACT.md).
     pub const ALL: [Category; 6] = [
         Category::BrowserExtension,
         Category::ThirdPartyScript,
@@ -90,7 +90,7 @@ impl Category {
 }
 
 /// The category value Variant A gives a custom pattern that has no category of
-/// its own (interface.md 2.2 rule 4). Variant B shows such a pattern as `OTHER`.
+/// its own (docs/CONTRACT.md). Variant B shows such a pattern as `OTHER`.
 pub const CUSTOM_CATEGORY_A: &str = "custom";
 
 /// How the `pattern` text is read (Variant A's `type`).

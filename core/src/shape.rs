@@ -11,7 +11,7 @@ use crate::params::Filter;
 use crate::pattern::{Category, Variant};
 
 /// Renders the pattern list for `filter`: the built-ins in catalog order
-/// (category as in interface.md 2.3, then confidence, highest first, then id),
+/// (category as in the category table of docs/CONTRACT.md, then confidence, highest first, then id),
 /// then the account's custom patterns in the order they were added. Returns
 /// the body (borrowed when it is the variant's usual answer, which is made
 /// once: the most common body is not copied per request) and its strong

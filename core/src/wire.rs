@@ -3,7 +3,7 @@
 //! Built-in patterns are rendered by `build.rs` and custom patterns per request;
 //! both go through these structs (this file is included by `build.rs` through
 //! `#[path]`), so a built-in and a custom pattern can never be spelled
-//! differently. Field order is the order of interface.md 2.2.
+//! differently. Field order is the field order of docs/CONTRACT.md.
 
 use serde::Serialize;
 
@@ -35,7 +35,7 @@ pub struct Listed<'a> {
     pub id: &'a str,
     pub pattern: &'a str,
     pub regex: bool,
-    /// Index of its category in interface.md 2.3's order.
+    /// Index of its category in the category table's order (docs/CONTRACT.md).
     pub category: usize,
     pub confidence: f64,
     pub source: &'a str,

@@ -1,6 +1,7 @@
 // Needs the core's `endpoint` feature (default), as the fixtures do.
 #![cfg(feature = "endpoint")]
-//! Authentication: every row of PRODUCT.md's table, one named test each.
+//! Authentication: every row of the table in docs/CONTRACT.md, one named
+//! test each.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;

@@ -124,7 +124,7 @@ fn same_request_gives_the_same_bytes() {
 }
 
 /// Ordinary texts of real application errors: no pattern, at any confidence
-/// at or above the default, may fire on them (PRODUCT.md: safe on every text).
+/// at or above the default, may fire on them (docs/CONTRACT.md, "Matching": safe on every text).
 #[test]
 fn no_pattern_fires_on_ordinary_texts() {
     let matcher = Matcher::builtin(0.5);

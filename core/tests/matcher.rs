@@ -141,6 +141,9 @@ fn each_text_of_an_event_is_matched_and_attributed() {
     let json = serde_json::to_value(&verdict).unwrap();
     assert_eq!(json["matches"][1]["field"], "frame");
     assert_eq!(json["matches"][1]["index"], 1);
+    let indices: Vec<usize> = verdict.matches.iter().map(|m| m.index).collect();
+    assert_eq!(indices, [2, 0, 1], "each pattern's index in the list");
+    assert!(json["matches"][0].get("index").is_none(), "{json}");
 }
 
 #[test]
@@ -224,6 +227,52 @@ fn matcher_equals_naive_loop_on_the_evaluation_set() {
         }
     }
     assert!(checked > 200);
+}
+
+/// Each match carries its pattern's index in `patterns()`: the pattern with
+/// that id, category and confidence, in pattern order within a text, also
+/// when ids repeat (a custom pattern with a built-in's id).
+#[test]
+fn every_match_carries_the_index_of_its_pattern() {
+    let mut patterns = CATALOG.patterns.clone();
+    let at = patterns
+        .iter()
+        .position(|p| p.kind == Kind::String)
+        .unwrap();
+    let first = patterns[at].clone();
+    patterns.push(MatcherPattern {
+        category: "mine".into(),
+        confidence: 0.25,
+        ..first.clone()
+    });
+    let matcher = Matcher::new(patterns).unwrap();
+    let mut checked = 0;
+    let mut events: Vec<Event> = eval::events().iter().map(|e| e.event()).collect();
+    events.push(Event {
+        message: Some(first.pattern.clone()),
+        ..Event::default()
+    });
+    for event in &events {
+        let verdict = matcher.classify(event);
+        for pair in verdict.matches.windows(2) {
+            if pair[0].field == pair[1].field {
+                assert!(pair[0].index < pair[1].index, "{pair:?}");
+            }
+        }
+        for m in &verdict.matches {
+            let p = &matcher.patterns()[m.index];
+            assert_eq!((p.id.as_str(), p.category.as_str()), (m.id, m.category));
+            assert_eq!(p.confidence.to_bits(), m.confidence.to_bits());
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked} matches");
+    let last = matcher.classify(events.last().unwrap());
+    let twins: Vec<usize> = (last.matches.iter())
+        .filter(|m| m.id == first.id)
+        .map(|m| m.index)
+        .collect();
+    assert_eq!(twins, [at, matcher.patterns().len() - 1]);
 }
 
 /// `is_noise` (stops at the first match) answers `classify(..).noise` on

@@ -457,7 +457,7 @@ fn description_states_what_the_core_does() {
 // Statuses and headers: every answer of the core is documented.
 
 /// Documented headers the core does not send yet, as `(status, header)`. The
-/// document states the contract (PRODUCT.md: every response carries
+/// document states the contract (docs/CONTRACT.md: every response carries
 /// `Access-Control-Allow-Origin: *`); this list records where the core falls
 /// short, and the test fails once it no longer does, so the entry goes.
 const KNOWN_DEVIATIONS: &[(u16, &str)] = &[];
@@ -1083,7 +1083,7 @@ fn documented_order_matching_kinds_and_version_are_the_cores() {
     let a = a["patterns"].as_array().unwrap();
     let b = b["patterns"].as_array().unwrap();
 
-    // Order: built-ins by category (interface.md 2.3), confidence
+    // Order: built-ins by category (the category table), confidence
     // descending, id; then custom patterns in the order added.
     let rank = |p: &Value| {
         let category = p["category"].as_str().unwrap();

@@ -2,7 +2,7 @@
 # Load benchmark: wrk at 32 connections against the host serving the Spin
 # component (SQLite `default`, in-memory `rate`), and in the same run against
 # the floor: bare hyper answering the same precomputed response bytes
-# (`noise-filter-host bench-floor`). Prints requests/s, p50/p99 latency and
+# (`bench floor`, the host's example `examples/bench`). Prints requests/s, p50/p99 latency and
 # the ratio as a Markdown table.
 #
 #   host/benches/load.sh                   # 10 s per server
@@ -34,8 +34,9 @@ command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; e
 
 cd "$ROOT"
 cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
-cargo build --quiet --profile server -p noise-filter-host
+cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host --example bench
 HOST="$TARGET/server/noise-filter-host"
+BENCH="$TARGET/server/examples/bench"
 COMPONENT="$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
 
 WORK="$(mktemp -d)"
@@ -126,7 +127,7 @@ for round in $(seq 1 "$ROUNDS"); do
   rows+="| $round | host (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
   host_all+="$rps $p50 $p99 $cpu"$'\n'
 
-  start floor "$HOST" bench-floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
+  start floor "$BENCH" floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
   read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}")"
   kill "${PIDS[-1]}"
   rows+="| $round | floor (bare hyper, same bytes) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'

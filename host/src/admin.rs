@@ -1,6 +1,8 @@
 //! The admin tool: keys and custom patterns, on the same store the server
-//! reads. Every rule (account names, key format, pattern validation) is the
-//! core's; this only reads, asks the core, and writes once.
+//! reads.
+//!
+//! What each change writes, and every refusal and its text, is the core's
+//! (`noise_filter_core::admin`); this reads, asks the core, and writes.
 //!
 //! **Nothing half-written.** Each change is one write of one value: a key's
 //! record, or an account's whole pattern document. Changes that depend on
@@ -10,100 +12,57 @@
 
 use std::io::Write as _;
 
-use anyhow::{Context as _, anyhow, bail};
-use noise_filter_core::store::{self, KEY_RECORD_PREFIX};
-use noise_filter_core::{AccountId, ApiKey, CustomPatterns, KeyRecord, NewPattern, UnixMillis};
+use anyhow::{Context as _, anyhow};
+use noise_filter_core::admin::{self, AdminRefusal, ListedKey, Revocation, Write};
+use noise_filter_core::{
+    ApiKey, CustomPatterns, KEY_RANDOM_BYTES, KeyHash, NewPattern, RecordKey, StoreLabel,
+    UnixMillis,
+};
 
-use crate::kv::Backend;
-
-const DEFAULT: &str = "default";
+use crate::store::Backend;
 
 /// The wall clock, as the core takes it.
-pub(crate) fn now() -> UnixMillis {
+pub fn now() -> UnixMillis {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     UnixMillis(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A new key from the operating system's CSPRNG.
-pub(crate) fn random_key() -> anyhow::Result<ApiKey> {
-    let mut bytes = [0u8; noise_filter_core::auth::KEY_RANDOM_BYTES];
+/// A new key's random bytes, from the operating system's CSPRNG.
+fn random_bytes() -> anyhow::Result<[u8; KEY_RANDOM_BYTES]> {
+    let mut bytes = [0u8; KEY_RANDOM_BYTES];
     getrandom::fill(&mut bytes).map_err(|e| anyhow!("no random bytes from the OS: {e}"))?;
-    Ok(ApiKey::from_random(bytes))
+    Ok(bytes)
 }
 
 /// Creates a key for `account` and returns it (the only time it is seen).
-pub(crate) async fn create_key(
-    store: &Backend,
-    account: &str,
-    label: &str,
-) -> anyhow::Result<ApiKey> {
-    let account = AccountId::new(account).map_err(|e| anyhow!(e))?;
-    let key = random_key()?;
-    let record = KeyRecord::new(account, label, now());
-    let written = store
-        .compare_and_swap(
-            DEFAULT,
-            &store::key_record_key(&key.hash()),
-            None,
-            &record.to_json(),
-        )
-        .await?;
-    if !written {
-        // 192 random bits colliding: the OS's random source is broken.
-        bail!("a key with this hash already exists; nothing written");
+pub async fn create_key(store: &Backend, account: &str, label: &str) -> anyhow::Result<ApiKey> {
+    let made = admin::create_key(&random_bytes()?, account, label, now())?;
+    let Write { record, value } = made.record;
+    if !store
+        .compare_and_swap(record.label(), record.key(), None, &value)
+        .await?
+    {
+        return Err(AdminRefusal::KeyExists.into());
     }
-    Ok(key)
-}
-
-/// One key as listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ListedKey {
-    /// Hex SHA-256 of the key.
-    pub(crate) hash: String,
-    /// The stored record (`None`: unreadable).
-    pub(crate) record: Option<KeyRecord>,
+    Ok(made.key)
 }
 
 /// Every key record, optionally of one account, by creation time then hash.
-pub(crate) async fn list_keys(
-    store: &Backend,
-    account: Option<&str>,
-) -> anyhow::Result<Vec<ListedKey>> {
-    let account = account
-        .map(AccountId::new)
-        .transpose()
-        .map_err(|e| anyhow!(e))?;
-    let mut listed = Vec::new();
-    for key in store.keys(DEFAULT, KEY_RECORD_PREFIX).await? {
-        let Some(value) = store.get(DEFAULT, &key).await? else {
-            continue;
-        };
-        let record = KeyRecord::from_json(&value);
-        if let (Some(want), Some(r)) = (&account, &record) {
-            if &r.account != want {
-                continue;
-            }
-        } else if account.is_some() {
-            continue;
+pub async fn list_keys(store: &Backend, account: Option<&str>) -> anyhow::Result<Vec<ListedKey>> {
+    let prefix = RecordKey::api_key_prefix("");
+    let mut records = Vec::new();
+    for key in store.keys(StoreLabel::Default, &prefix).await? {
+        if let Some(value) = store.get(StoreLabel::Default, &key).await? {
+            records.push((key, value));
         }
-        listed.push(ListedKey {
-            hash: key[KEY_RECORD_PREFIX.len()..].to_owned(),
-            record,
-        });
     }
-    listed.sort_by(|a, b| {
-        let created = |k: &ListedKey| k.record.as_ref().map(|r| r.created.clone());
-        created(a)
-            .cmp(&created(b))
-            .then_with(|| a.hash.cmp(&b.hash))
-    });
-    Ok(listed)
+    Ok(admin::list_keys(&records, account)?)
 }
 
 /// Prints the listing: hash prefix, account, label, created, revoked.
-pub(crate) fn print_keys(keys: &[ListedKey]) -> anyhow::Result<()> {
+pub fn print_keys(keys: &[ListedKey]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -111,7 +70,7 @@ pub(crate) fn print_keys(keys: &[ListedKey]) -> anyhow::Result<()> {
         "key (sha256)", "account", "label", "created"
     )?;
     for key in keys {
-        let short = &key.hash[..key.hash.len().min(12)];
+        let short = key.hash.short();
         match &key.record {
             Some(r) => writeln!(
                 out,
@@ -127,82 +86,34 @@ pub(crate) fn print_keys(keys: &[ListedKey]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What a revoke did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Revoked {
-    /// Revoked now.
-    Now {
-        /// Full hash.
-        hash: String,
-        /// The account.
-        account: String,
-    },
-    /// It was revoked before, at this time.
-    Already {
-        /// Full hash.
-        hash: String,
-        /// When.
-        at: String,
-    },
-}
-
-/// Revokes the one key whose hash starts with `prefix` (at least 6 hex digits).
-pub(crate) async fn revoke_key(store: &Backend, prefix: &str) -> anyhow::Result<Revoked> {
-    let prefix = prefix.trim().to_ascii_lowercase();
-    if prefix.len() < 6 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
-        bail!("give at least 6 hex digits of the key's hash, as `keys list` shows it");
-    }
-    let matches = store
-        .keys(DEFAULT, &format!("{KEY_RECORD_PREFIX}{prefix}"))
-        .await?;
-    let key = match matches.as_slice() {
-        [] => bail!("no key's hash starts with {prefix}"),
-        [one] => one.clone(),
-        many => bail!(
-            "{} keys' hashes start with {prefix}: give more digits",
-            many.len()
-        ),
-    };
-    let hash = key[KEY_RECORD_PREFIX.len()..].to_owned();
-    let mut already = None;
-    let changed = store
-        .update(DEFAULT, &key, |value| {
-            let mut record = value
-                .and_then(KeyRecord::from_json)
-                .ok_or_else(|| anyhow!("the record of key {hash} is missing or unreadable"))?;
-            already = record.revoked.clone();
-            record.revoke(now());
-            Ok::<_, anyhow::Error>(record.to_json())
+/// Revokes the one key whose hash starts with `prefix` (at least 6 hex
+/// digits); returns its hash and what the core made of it.
+pub async fn revoke_key(store: &Backend, prefix: &str) -> anyhow::Result<(KeyHash, Revocation)> {
+    let search = admin::key_search(prefix)?;
+    let listed = store.keys(StoreLabel::Default, &search).await?;
+    let (record, hash) = admin::find_key(&search, &listed)?;
+    let mut revocation = None;
+    store
+        .update(record.label(), record.key(), |current| {
+            let revoked = admin::revoke_key(current, now())?;
+            let value = revoked.value.clone();
+            revocation = Some(revoked);
+            Ok::<_, AdminRefusal>(value)
         })
         .await??;
-    let record = KeyRecord::from_json(&changed).context("record just written")?;
-    Ok(match already {
-        Some(at) => Revoked::Already { hash, at },
-        None => Revoked::Now {
-            hash,
-            account: record.account.to_string(),
-        },
-    })
+    let revocation = revocation.context("a revocation that was written")?;
+    Ok((hash, revocation))
 }
 
 /// An account's custom patterns (empty if it has none).
-pub(crate) async fn list_patterns(
-    store: &Backend,
-    account: &str,
-) -> anyhow::Result<CustomPatterns> {
-    let account = AccountId::new(account).map_err(|e| anyhow!(e))?;
-    match store
-        .get(DEFAULT, &store::custom_patterns_key(&account))
-        .await?
-    {
-        None => Ok(CustomPatterns::new()),
-        Some(bytes) => CustomPatterns::decode(&bytes)
-            .with_context(|| format!("the stored patterns of account {account} are unreadable")),
-    }
+pub async fn list_patterns(store: &Backend, account: &str) -> anyhow::Result<CustomPatterns> {
+    let record = admin::patterns_record(account)?;
+    let current = store.get(record.label(), record.key()).await?;
+    Ok(admin::read_patterns(current.as_deref())?)
 }
 
 /// Prints an account's patterns, one per line.
-pub(crate) fn print_patterns(patterns: &CustomPatterns) -> anyhow::Result<()> {
+pub fn print_patterns(patterns: &CustomPatterns) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if patterns.patterns.is_empty() {
         writeln!(out, "no custom patterns")?;
@@ -229,52 +140,36 @@ pub(crate) fn print_patterns(patterns: &CustomPatterns) -> anyhow::Result<()> {
 }
 
 /// Adds patterns to an account, all or none; returns their ids.
-pub(crate) async fn add_patterns(
+pub async fn add_patterns(
     store: &Backend,
     account: &str,
     news: Vec<NewPattern>,
 ) -> anyhow::Result<Vec<String>> {
-    let account = AccountId::new(account).map_err(|e| anyhow!(e))?;
-    let key = store::custom_patterns_key(&account);
+    let record = admin::patterns_record(account)?;
     let mut ids = Vec::new();
     store
-        .update(DEFAULT, &key, |value| {
-            let mut doc = read_patterns(value)?;
-            ids = doc
-                .add_all(news.clone(), now())
-                .map_err(|e| anyhow!("refused, nothing written: {e}"))?;
-            Ok::<_, anyhow::Error>(doc.encode())
+        .update(record.label(), record.key(), |current| {
+            let added = admin::add_patterns(current, news.clone(), now())?;
+            ids = added.ids;
+            Ok::<_, AdminRefusal>(added.value)
         })
         .await??;
     Ok(ids)
 }
 
 /// Removes pattern `id` from an account.
-pub(crate) async fn remove_pattern(store: &Backend, account: &str, id: &str) -> anyhow::Result<()> {
-    let account = AccountId::new(account).map_err(|e| anyhow!(e))?;
-    let key = store::custom_patterns_key(&account);
+pub async fn remove_pattern(store: &Backend, account: &str, id: &str) -> anyhow::Result<()> {
+    let record = admin::patterns_record(account)?;
     store
-        .update(DEFAULT, &key, |value| {
-            let mut doc = read_patterns(value)?;
-            if !doc.remove(id, now()) {
-                bail!("account {account} has no custom pattern {id:?}");
-            }
-            Ok(doc.encode())
+        .update(record.label(), record.key(), |current| {
+            admin::remove_pattern(current, id, now())
         })
         .await??;
     Ok(())
 }
 
-fn read_patterns(value: Option<&[u8]>) -> anyhow::Result<CustomPatterns> {
-    match value {
-        None => Ok(CustomPatterns::new()),
-        Some(bytes) => CustomPatterns::decode(bytes)
-            .ok_or_else(|| anyhow!("the stored pattern document is unreadable; nothing written")),
-    }
-}
-
 /// Reads an import file: a JSON array of patterns as `patterns add` takes them.
-pub(crate) fn read_import(path: &std::path::Path) -> anyhow::Result<Vec<NewPattern>> {
+pub fn read_import(path: &std::path::Path) -> anyhow::Result<Vec<NewPattern>> {
     let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     serde_json::from_slice(&text).map_err(|e| {
         anyhow!(

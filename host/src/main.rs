@@ -15,14 +15,6 @@
 //! Every command works on the same store, chosen with `--state-dir`,
 //! `--store` and `--rate-store` (see `docs/SERVING.md`).
 
-mod admin;
-mod floor;
-mod guest;
-mod kv;
-mod probe;
-mod serve;
-mod sqlite;
-
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,7 +23,8 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use noise_filter_core::NewPattern;
 
-use crate::kv::{StoreSpec, Stores};
+use noise_filter_host::store::{self, StoreSpec, Stores};
+use noise_filter_host::{admin, serve};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -73,13 +66,6 @@ enum Command {
     /// Add, list, remove and import an account's custom patterns.
     #[command(subcommand)]
     Patterns(PatternsCommand),
-    /// Serve precomputed response bytes with bare hyper: the benchmark's floor.
-    #[command(hide = true)]
-    BenchFloor(floor::FloorArgs),
-    /// Time requests through the component in process, against the native
-    /// core: where a request's time goes.
-    #[command(hide = true)]
-    BenchCall(probe::ProbeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -206,15 +192,12 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    if let Command::BenchFloor(args) = cli.command {
-        return floor::run(args).await;
-    }
     let state_dir = cli
         .store
         .state_dir
         .clone()
         .unwrap_or_else(default_state_dir);
-    let sqlite_path = state_dir.join(sqlite::FILE_NAME);
+    let sqlite_path = state_dir.join(store::SQLITE_FILE_NAME);
     let rate = cli
         .store
         .rate_store
@@ -270,13 +253,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             admin::print_keys(&keys)
         }
         Command::Keys(KeysCommand::Revoke { hash_prefix }) => {
-            match admin::revoke_key(&stores.default, &hash_prefix).await? {
-                admin::Revoked::Now { hash, account } => {
-                    println!("revoked key {} of account {account}", &hash[..12]);
-                }
-                admin::Revoked::Already { hash, at } => {
-                    println!("key {} was already revoked at {at}", &hash[..12]);
-                }
+            let (hash, revocation) = admin::revoke_key(&stores.default, &hash_prefix).await?;
+            match revocation.already {
+                None => println!(
+                    "revoked key {} of account {}",
+                    hash.short(),
+                    revocation.account
+                ),
+                Some(at) => println!("key {} was already revoked at {at}", hash.short()),
             }
             Ok(())
         }
@@ -313,16 +297,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::BenchCall(args) => {
-            let component = args.component.clone().unwrap_or_else(default_component);
-            probe::run(args, component, stores).await
-        }
-        Command::BenchFloor(_) => unreachable!("handled above"),
     }
 }
 
 /// First run (no keys): create a demo key and show how to use it.
-async fn greet(default: &kv::Backend, base: &str) -> anyhow::Result<()> {
+async fn greet(default: &store::Backend, base: &str) -> anyhow::Result<()> {
     let keys = admin::list_keys(default, None).await?;
     if !keys.is_empty() {
         println!(

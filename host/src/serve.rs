@@ -31,7 +31,7 @@ use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::guest::{self, Guest};
-use crate::kv::Stores;
+use crate::store::Stores;
 
 /// Most instances alive at once (requests in flight).
 const MAX_INSTANCES: u32 = 256;
@@ -39,7 +39,7 @@ const MAX_INSTANCES: u32 = 256;
 /// Requests an instance serves before it is dropped, by default: the
 /// default of `wasmtime serve` and of Spin for WASI 0.3 components. Instance
 /// and teardown then cost under 1 % of what they cost per request.
-pub(crate) const DEFAULT_REUSE: u32 = 128;
+pub const DEFAULT_REUSE: u32 = 128;
 
 /// Most idle instances kept for reuse; each holds a pool slot and its
 /// resident memory.
@@ -47,16 +47,16 @@ const MAX_IDLE: usize = 64;
 
 /// What `serve` needs.
 #[derive(Debug)]
-pub(crate) struct ServeOptions {
+pub struct ServeOptions {
     /// Address to bind; port 0 picks a free one.
-    pub(crate) listen: SocketAddr,
+    pub listen: SocketAddr,
     /// The component file.
-    pub(crate) component: PathBuf,
+    pub component: PathBuf,
     /// Milliseconds since the epoch that the component's wall clock always
     /// reads (tests); `None`: the real clock.
-    pub(crate) fixed_time_ms: Option<u64>,
+    pub fixed_time_ms: Option<u64>,
     /// Requests one instance serves before it is dropped (≥ 1).
-    pub(crate) reuse: u32,
+    pub reuse: u32,
 }
 
 /// A wall clock that always reads the same instant.
@@ -74,7 +74,7 @@ impl HostWallClock for FixedClock {
 
 /// What every request is served with: the pre-instantiated component, the
 /// stores, the clock.
-pub(crate) struct Server {
+pub struct Server {
     pre: ProxyPre<Guest>,
     stores: Arc<Stores>,
     clock: Option<FixedClock>,
@@ -91,16 +91,16 @@ pub(crate) struct Server {
 }
 
 /// An instance between two requests.
-pub(crate) struct Warm {
-    pub(crate) store: Store<Guest>,
-    pub(crate) proxy: Proxy,
+pub struct Warm {
+    pub store: Store<Guest>,
+    pub proxy: Proxy,
     /// Requests it has served.
-    pub(crate) served: u32,
+    pub served: u32,
 }
 
 /// Compiles the component and links it against WASI, wasi:http and the
 /// key-value imports.
-pub(crate) fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
+pub fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(MAX_INSTANCES)
         .total_core_instances(MAX_INSTANCES * 8)
@@ -151,13 +151,13 @@ pub(crate) fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Gu
 }
 
 /// A compiled component and a bound socket, not yet serving.
-pub(crate) struct Ready {
+pub struct Ready {
     pre: ProxyPre<Guest>,
     listener: TcpListener,
     fixed_time_ms: Option<u64>,
     reuse: u32,
     /// `http://<bound address>`.
-    pub(crate) base: String,
+    pub base: String,
 }
 
 impl std::fmt::Debug for Ready {
@@ -170,7 +170,7 @@ impl std::fmt::Debug for Ready {
 
 /// Compiles the component, binds, and prints where it listens as the first
 /// line of stdout (`listening on http://127.0.0.1:41234`).
-pub(crate) async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
+pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
     let started = std::time::Instant::now();
     let pre = prepare(&options.component)?;
     let listener = TcpListener::bind(options.listen)
@@ -193,7 +193,7 @@ pub(crate) async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
 }
 
 /// Serves until interrupted.
-pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
+pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     let Ready {
         pre,
         listener,
@@ -247,7 +247,7 @@ pub(crate) async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
 impl Server {
     /// A server for `pre` over `stores`; `fixed_time_ms` and `reuse` as in
     /// [`ServeOptions`].
-    pub(crate) fn new(
+    pub fn new(
         pre: ProxyPre<Guest>,
         stores: Stores,
         fixed_time_ms: Option<u64>,
@@ -265,7 +265,7 @@ impl Server {
     }
 
     /// The stores requests are served from.
-    pub(crate) fn stores(&self) -> &Stores {
+    pub fn stores(&self) -> &Stores {
         &self.stores
     }
 
@@ -283,7 +283,7 @@ impl Server {
     }
 
     /// The state of one new instance (one request).
-    pub(crate) fn new_store(&self) -> Store<Guest> {
+    pub fn new_store(&self) -> Store<Guest> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stderr();
         if let Some(clock) = self.clock {
@@ -297,7 +297,7 @@ impl Server {
 
     /// An instance for one request: the most recently used idle one, or a
     /// new one from the pool.
-    pub(crate) async fn instance(&self) -> anyhow::Result<Warm> {
+    pub async fn instance(&self) -> anyhow::Result<Warm> {
         let idle = self.idle.lock().map(|mut idle| idle.pop()).ok().flatten();
         if let Some(warm) = idle {
             return Ok(warm);
@@ -320,7 +320,7 @@ impl Server {
     /// returned, it released every resource it was given or made, and it
     /// has served fewer than `reuse` requests; otherwise drops it (its
     /// memory is reset for the pool).
-    pub(crate) fn release(&self, mut warm: Warm, returned: bool) {
+    pub fn release(&self, mut warm: Warm, returned: bool) {
         warm.served += 1;
         let clean = warm.store.data_mut().end_request();
         if returned
@@ -334,7 +334,7 @@ impl Server {
     }
 
     /// One request through an instance of the component.
-    pub(crate) async fn call_guest<B>(
+    pub async fn call_guest<B>(
         self: &Arc<Self>,
         request: hyper::Request<B>,
     ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>>
@@ -428,4 +428,18 @@ fn host_error(rejection: &noise_filter_core::Rejection) -> hyper::Response<Hyper
         }
     }
     response
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Warm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warm")
+            .field("served", &self.served)
+            .finish_non_exhaustive()
+    }
 }

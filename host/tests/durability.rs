@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use noise_filter_core::{KeyHash, store};
+use noise_filter_core::{KeyHash, RecordKey};
 use support::{Host, TempDir, add_pattern, admin, admin_ok, create_key, remaining};
 
 const DURABLE_RATE: [&str; 2] = ["--rate-store", "sqlite"];
@@ -147,11 +147,11 @@ fn sigkill_under_load_loses_nothing_acknowledged() {
     // Every acknowledged request's count is there.
     let window = support::NOW_MS / 60_000;
     for (key, n) in &acknowledged {
-        let counter = store::counter_key(&KeyHash::of(key), window);
+        let counter = RecordKey::rate_counter(&KeyHash::of(key), window);
         let value: Vec<u8> = db
             .query_row(
                 "SELECT value FROM spin_key_value WHERE store = 'rate' AND key = ?1",
-                [&counter],
+                [counter.key()],
                 |r| r.get(0),
             )
             .unwrap();

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use noise_filter_core::{KeyHash, MemoryStore, StoreLabel, store};
+use noise_filter_core::{KeyHash, MemoryStore, RecordKey, StoreLabel};
 use support::{
     Host, LIMIT_PER_MINUTE, TempDir, add_pattern, admin_ok, assert_same, burst, core_answer,
     remaining,
@@ -99,7 +99,7 @@ fn memory_copy(url: &str) -> MemoryStore {
         .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
     {
         let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
-        kv.set(StoreLabel::Default, &key, value);
+        kv.copy_in(StoreLabel::Default, &key, value);
     }
     kv
 }
@@ -201,9 +201,9 @@ fn admin_and_serving_on_redis() {
 
     // Counters are Redis INCRBY integers under the core's key.
     let window = support::NOW_MS / 60_000;
-    let counter = store::counter_key(&KeyHash::of(&acme), window);
+    let counter = RecordKey::rate_counter(&KeyHash::of(&acme), window);
     let value: String = redis::cmd("GET")
-        .arg(&counter)
+        .arg(counter.key())
         .query(&mut connection(&redis.url))
         .unwrap();
     assert_eq!(value, "5", "three GETs, one HEAD and one 400 from this key");

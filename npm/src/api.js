@@ -3,10 +3,10 @@
 // file only moves values between JavaScript and the binding, awaits the
 // stores, and reads JavaScript errors into events. Each runtime's entry
 // (node.js, deno.js, browser.js, workerd.js) loads the wasm, then re-exports
-// this module. The matcher's shared half is matching.js. Types: index.d.ts.
+// this module. The matcher is matching.js's, over this glue. Types: index.d.ts.
 
 import * as wasm from './glue.js';
-import { Classifier, responseText } from './matching.js';
+import { matcherClass } from './matching.js';
 
 export { createBeforeSend, parseStack, toEvent } from './matching.js';
 
@@ -60,9 +60,10 @@ export async function createKey(store, { account, label = '', now = Date.now(), 
 /** Revokes `key`; false when the store does not know it. */
 export async function revokeKey(store, key, { now = Date.now() } = {}) {
   const storeKey = wasm.keyStoreKey(key);
-  const record = text(await store.get(storeKey));
-  if (record === undefined) return false;
-  await store.set(storeKey, wasm.revokeKeyRecord(record, now));
+  if (storeKey === undefined) return false;
+  const revoked = wasm.revokeKeyRecord(text(await store.get(storeKey)), now);
+  if (revoked === undefined) return false;
+  await store.set(storeKey, revoked);
   return true;
 }
 
@@ -172,39 +173,5 @@ function response(exchange) {
 
 // --------------------------------------------------------------- matcher --
 
-/** The patterns of a compiled set, applied to error events. */
-export class Matcher extends Classifier {
-  #raw;
-
-  /** Use `Matcher.builtin`, `Matcher.fromResponse` or `Matcher.fromPatterns`. */
-  constructor(raw) {
-    super(raw, wasm);
-    this.#raw = raw;
-  }
-
-  /** The built-in catalog at or above `minConfidence` (default 0.5, as the service). */
-  static builtin({ minConfidence = 0.5 } = {}) {
-    return new Matcher(wasm.Matcher.builtin(minConfidence));
-  }
-
-  /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
-  static fromResponse(body) {
-    const json = responseText(body);
-    return new Matcher(wasm.Matcher.fromResponse(json));
-  }
-
-  /** Patterns given as `{id, pattern, type?, category?, confidence?}`. */
-  static fromPatterns(patterns) {
-    return new Matcher(wasm.Matcher.fromPatterns(patterns));
-  }
-
-  /** A new matcher with these patterns added after this one's. */
-  withPatterns(patterns) {
-    return new Matcher(this.#raw.withPatterns(patterns));
-  }
-
-  /** The patterns, in order. */
-  get patterns() {
-    return this.#raw.patterns();
-  }
-}
+/** The patterns of a compiled set, applied to error events (matching.js). */
+export const Matcher = matcherClass(wasm);

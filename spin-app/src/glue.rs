@@ -10,7 +10,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use noise_filter_core::{Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis};
+use noise_filter_core::{
+    Counter, RecordKey, Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis,
+};
 
 /// One open store label: the three operations the core asks for.
 pub trait Bucket {
@@ -63,16 +65,16 @@ impl<B: Buckets> Stores<B> {
 }
 
 impl<B: Buckets> SyncStore for Stores<B> {
-    fn get(&mut self, store: StoreLabel, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.bucket(store)?.get(key)
+    fn get(&mut self, record: &RecordKey) -> Result<Option<Vec<u8>>, StoreError> {
+        self.bucket(record.label())?.get(record.key())
     }
 
-    fn increment(&mut self, store: StoreLabel, key: &str, delta: i64) -> Result<i64, StoreError> {
-        self.bucket(store)?.increment(key, delta)
+    fn increment(&mut self, record: &RecordKey, delta: i64) -> Result<i64, StoreError> {
+        self.bucket(record.label())?.increment(record.key(), delta)
     }
 
-    fn delete(&mut self, store: StoreLabel, key: &str) -> Result<(), StoreError> {
-        self.bucket(store)?.delete(key)
+    fn delete(&mut self, record: &RecordKey) -> Result<(), StoreError> {
+        self.bucket(record.label())?.delete(record.key())
     }
 }
 
@@ -150,8 +152,8 @@ pub fn now() -> UnixMillis {
 /// `label → key → value`, shared by every bucket opened from a [`MapBuckets`].
 pub type Labels = std::rc::Rc<std::cell::RefCell<HashMap<String, HashMap<String, Vec<u8>>>>>;
 
-/// Store labels as in-memory maps, counters as Spin keeps them (8-byte
-/// little-endian i64): the native stand-in for Spin's store in tests.
+/// Store labels as in-memory maps, counters as Spin keeps them ([`Counter`]):
+/// the native stand-in for Spin's store in tests.
 #[derive(Debug, Default, Clone)]
 pub struct MapBuckets {
     /// The values, shared by every bucket opened from this.
@@ -224,14 +226,10 @@ impl Bucket for MapBucket {
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let mut labels = self.labels.borrow_mut();
-        let slot = labels
-            .entry(self.name.clone())
-            .or_default()
-            .entry(key.to_owned())
-            .or_default();
-        let old = <[u8; 8]>::try_from(slot.as_slice()).map_or(0, i64::from_le_bytes);
-        let new = old.checked_add(delta).ok_or(StoreError)?;
-        *slot = new.to_le_bytes().to_vec();
+        let label = labels.entry(self.name.clone()).or_default();
+        let (new, bytes) =
+            Counter::add(label.get(key).map(Vec::as_slice), delta).map_err(|_| StoreError)?;
+        label.insert(key.to_owned(), bytes.to_vec());
         Ok(new)
     }
 
@@ -247,27 +245,19 @@ impl Bucket for MapBucket {
 #[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
-    use noise_filter_core::{
-        AccountId, ApiKey, CustomPatterns, KeyRecord, MemoryStore, NewPattern, store,
-    };
+    use noise_filter_core::{ApiKey, MemoryStore, NewPattern};
 
     const NOW: UnixMillis = UnixMillis(1_763_800_000_000);
 
     fn seeded() -> (MapBuckets, MemoryStore, ApiKey) {
         let key = ApiKey::from_random([3; 24]);
-        let record = KeyRecord::new(AccountId::new("acme").unwrap(), "test", NOW).to_json();
-        let mut custom = CustomPatterns::new();
-        custom
-            .add(NewPattern::string("acme widget exploded"), NOW)
-            .unwrap();
+        let memory = MemoryStore::new()
+            .with_key(&key, "acme")
+            .with_patterns("acme", vec![NewPattern::string("acme widget exploded")]);
         let buckets = MapBuckets::spin_toml();
-        let mut memory = MemoryStore::new();
-        let record_key = store::key_record_key(&key.hash());
-        let custom_key = store::custom_patterns_key(&AccountId::new("acme").unwrap());
-        buckets.set("default", &record_key, record.clone());
-        buckets.set("default", &custom_key, custom.encode());
-        memory.set(StoreLabel::Default, &record_key, record);
-        memory.set(StoreLabel::Default, &custom_key, custom.encode());
+        for (label, record, value) in memory.entries() {
+            buckets.set(label.name(), record, value.to_vec());
+        }
         (buckets, memory, key)
     }
 
@@ -338,12 +328,12 @@ mod tests {
             );
         }
         let window = NOW.0 / 60_000;
-        let counter = store::counter_key(&key.hash(), window);
+        let counter = RecordKey::rate_counter(&key.hash(), window);
         assert_eq!(
-            buckets.value("rate", &counter),
-            Some(3i64.to_le_bytes().to_vec())
+            buckets.value("rate", counter.key()),
+            Some(Counter::encode(3).to_vec())
         );
-        assert_eq!(buckets.value("default", &counter), None);
+        assert_eq!(buckets.value("default", counter.key()), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! classifies the catalog's labelled evaluation events
 //! (`core/catalog/eval.toml`) plus the fixtures' own events with the
 //! fixtures' matchers. Prints one JSON document: what the JavaScript package
-//! must answer, byte for byte (`npm/test/shared/cases.mjs` compares).
+//! must answer, byte for byte (`npm/test/common/cases.mjs` compares).
 //!
 //! ```text
 //! cargo run -p noise-filter-wasm --example oracle -- requests.json eval.toml > oracle.json
@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use noise_filter_core::{
-    AccountId, ApiKey, CustomPatterns, Event, KeyRecord, Matcher, MatcherPattern, MemoryStore,
-    NewPattern, Request, StoreLabel, UnixMillis, Verdict, run, store,
+    Event, Matcher, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin, pattern_list, run,
 };
 use serde::{Deserialize, Serialize};
 
@@ -34,8 +33,9 @@ struct Fixtures {
     /// Requests, in order, against one store.
     requests: Vec<RequestCase>,
     /// Extra patterns for the `custom` matcher (built-ins at 0.5, then these).
+    /// Read as the npm package reads them (`pattern_list`).
     #[serde(default)]
-    matcher_patterns: Vec<MatcherPattern>,
+    matcher_patterns: Option<serde_json::Value>,
     /// Events to classify besides the evaluation set.
     #[serde(default)]
     events: Vec<Event>,
@@ -145,23 +145,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut kv = MemoryStore::new();
     let mut keys = BTreeMap::new();
     for seed in &fixtures.keys {
-        let key = ApiKey::from_random(hex24(&seed.random)?);
-        let mut record = KeyRecord::new(AccountId::new(&seed.account)?, &seed.label, now);
+        let made = admin::create_key(&hex24(&seed.random)?, &seed.account, &seed.label, now)?;
+        kv.set(&made.record.record, made.record.value);
         if seed.revoked {
-            record.revoke(now);
+            kv.revoke(&made.key, now)?;
         }
-        kv.set(
-            StoreLabel::Default,
-            &store::key_record_key(&key.hash()),
-            record.to_json(),
-        );
-        keys.insert(seed.name.clone(), key.expose().to_owned());
+        keys.insert(seed.name.clone(), made.key.expose().to_owned());
     }
     for account in fixtures.custom_patterns {
-        let mut doc = CustomPatterns::new();
-        doc.add_all(account.patterns, now)?;
-        let key = store::custom_patterns_key(&AccountId::new(&account.account)?);
-        kv.set(StoreLabel::Default, &key, doc.encode());
+        kv.add_patterns(&account.account, account.patterns, now)?;
     }
 
     let mut answers = Vec::new();
@@ -233,13 +225,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             .ok_or(format!("no request {name:?}"))
     };
     let builtin = Matcher::builtin(0.5);
-    let custom = Matcher::new(
-        builtin
-            .patterns()
-            .iter()
-            .cloned()
-            .chain(fixtures.matcher_patterns),
-    )?;
+    let custom = Matcher::new(builtin.patterns().iter().cloned().chain(
+        match &fixtures.matcher_patterns {
+            Some(list) => pattern_list::read_patterns(&Some(list))?,
+            None => Vec::new(),
+        },
+    ))?;
     let matchers: Vec<(&'static str, Matcher)> = vec![
         ("builtin", builtin),
         ("builtinAll", Matcher::builtin(0.0)),

@@ -1,16 +1,15 @@
 //! The main entry's part of the binding (feature `handler`, default): the
-//! endpoint ([`Exchange`]), the store helpers, and the matcher constructors
-//! that read patterns with serde (`fromResponse`, `fromPatterns`,
-//! `withPatterns`, `patterns`), as `noise-filter` has always had them. The
-//! matcher-only wasm (`noise-filter/matcher`) is built without it.
+//! endpoint ([`Exchange`]) and the store helpers. The matcher-only wasm
+//! (`noise-filter/matcher`) is built without it; the matcher's exports are
+//! the same in both (`lib.rs`).
 
 use noise_filter_core::{
-    AccountId, ApiKey, CustomPatterns, KeyRecord, Matcher, MatcherPattern, NewPattern, Request,
-    Response, Step, StoreError, StoreLabel, UnixMillis, auth::KeyHash, handle, store,
+    ApiKey, MatcherPattern, NewPattern, RecordKey, RecordKind, Request, Response, Step, StoreError,
+    UnixMillis, admin, handle,
 };
 use wasm_bindgen::prelude::*;
 
-use crate::{JsMatcher, error};
+use crate::error;
 
 /// The `createHandler` options naming each store, as [`Exchange::store`]
 /// reports them.
@@ -68,21 +67,16 @@ impl Exchange {
         .into()
     }
 
-    /// The `createHandler` option whose store holds [`Exchange::key`]:
-    /// `"keys"` (key records), `"customPatterns"` (an account's patterns) or
-    /// `"rateLimitStore"` (counters).
+    /// The `createHandler` option whose store holds [`Exchange::key`], by
+    /// the kind of record: `"keys"` (key records), `"customPatterns"` (an
+    /// account's patterns) or `"rateLimitStore"` (counters).
     #[wasm_bindgen(getter)]
     pub fn store(&self) -> String {
-        let (label, key) = match &self.step {
-            Some(Step::Get(s)) => (s.store, s.key.as_str()),
-            Some(Step::Increment(s)) => (s.store, s.key.as_str()),
-            Some(Step::Delete(s)) => (s.store, s.key.as_str()),
-            Some(Step::Respond(_)) | None => return String::new(),
-        };
-        match label {
-            StoreLabel::Rate => RATE_LIMIT_STORE,
-            StoreLabel::Default if key.starts_with(store::ACCOUNT_PREFIX) => CUSTOM_PATTERNS,
-            StoreLabel::Default => KEYS,
+        match self.record().map(RecordKey::kind) {
+            Some(RecordKind::ApiKey) => KEYS,
+            Some(RecordKind::CustomPatterns) => CUSTOM_PATTERNS,
+            Some(RecordKind::RateCounter) => RATE_LIMIT_STORE,
+            None => "",
         }
         .into()
     }
@@ -90,12 +84,8 @@ impl Exchange {
     /// The store key the pending step reads, adds to or deletes.
     #[wasm_bindgen(getter)]
     pub fn key(&self) -> String {
-        match &self.step {
-            Some(Step::Get(s)) => s.key.clone(),
-            Some(Step::Increment(s)) => s.key.clone(),
-            Some(Step::Delete(s)) => s.key.clone(),
-            Some(Step::Respond(_)) | None => String::new(),
-        }
+        self.record()
+            .map_or_else(String::new, |r| r.key().to_owned())
     }
 
     /// What an `"increment"` adds (1 to count, −1 to refund).
@@ -177,6 +167,15 @@ impl Exchange {
 }
 
 impl Exchange {
+    fn record(&self) -> Option<&RecordKey> {
+        match &self.step {
+            Some(Step::Get(s)) => Some(&s.record),
+            Some(Step::Increment(s)) => Some(&s.record),
+            Some(Step::Delete(s)) => Some(&s.record),
+            Some(Step::Respond(_)) | None => None,
+        }
+    }
+
     fn response(&self) -> Option<&Response> {
         match &self.step {
             Some(Step::Respond(response)) => Some(response),
@@ -218,58 +217,42 @@ pub fn new_key(
     label: &str,
     now: f64,
 ) -> Result<Vec<String>, JsError> {
-    let random =
-        <[u8; noise_filter_core::auth::KEY_RANDOM_BYTES]>::try_from(random).map_err(|_| {
-            error(format!(
-                "a key needs exactly {} random bytes, got {}",
-                noise_filter_core::auth::KEY_RANDOM_BYTES,
-                random.len()
-            ))
-        })?;
-    let account = AccountId::new(account).map_err(error)?;
-    let key = ApiKey::from_random(random);
-    let record = KeyRecord::new(account, label, millis(now)).to_json();
+    let made = admin::create_key(random, account, label, millis(now)).map_err(error)?;
     Ok(vec![
-        key.expose().to_owned(),
-        store::key_record_key(&key.hash()),
-        utf8(record),
+        made.key.expose().to_owned(),
+        made.record.record.key().to_owned(),
+        utf8(made.record.value),
     ])
 }
 
-/// The `keys` store key of the record of `key` (to revoke it).
+/// The `keys` store key of the record of `key` (to revoke it); `undefined`
+/// when `key` does not have the shape of a key (no record can exist).
 #[wasm_bindgen(js_name = keyStoreKey)]
-pub fn key_store_key(key: &str) -> String {
-    store::key_record_key(&KeyHash::of(key))
+pub fn key_store_key(key: &str) -> Option<String> {
+    ApiKey::parse(key).map(|key| RecordKey::api_key(&key.hash()).key().to_owned())
 }
 
-/// A stored key record, revoked at `now`.
+/// A stored key record (`undefined`: absent), revoked at `now`; `undefined`
+/// when there is no record to revoke.
 #[wasm_bindgen(js_name = revokeKeyRecord)]
-pub fn revoke_key_record(record: &str, now: f64) -> Result<String, JsError> {
-    let mut record =
-        KeyRecord::from_json(record.as_bytes()).ok_or_else(|| error("not a key record"))?;
-    record.revoke(millis(now));
-    Ok(utf8(record.to_json()))
-}
-
-/// The account a stored key record belongs to.
-#[wasm_bindgen(js_name = keyRecordAccount)]
-pub fn key_record_account(record: &str) -> Result<String, JsError> {
-    let record =
-        KeyRecord::from_json(record.as_bytes()).ok_or_else(|| error("not a key record"))?;
-    Ok(record.account.as_str().to_owned())
+pub fn revoke_key_record(record: Option<String>, now: f64) -> Result<Option<String>, JsError> {
+    match admin::revoke_key(record.as_deref().map(str::as_bytes), millis(now)) {
+        Ok(revoked) => Ok(Some(utf8(revoked.value))),
+        Err(admin::AdminRefusal::NoSuchKey) => Ok(None),
+        Err(refusal) => Err(error(refusal)),
+    }
 }
 
 /// The `customPatterns` store key of an account's patterns.
 #[wasm_bindgen(js_name = customPatternsKey)]
 pub fn custom_patterns_key(account: &str) -> Result<String, JsError> {
-    Ok(store::custom_patterns_key(
-        &AccountId::new(account).map_err(error)?,
-    ))
+    let record = admin::patterns_record(account).map_err(error)?;
+    Ok(record.key().to_owned())
 }
 
 /// Adds `patterns` (an array of `{pattern, type?, id?, category?,
-/// confidence?, source?}`) to an account's stored document (`undefined`:
-/// none yet), all or none. Returns `[document, id, id, …]`; throws the
+/// confidence?, source?}`) to an account's stored record (`undefined`:
+/// none yet), all or none. Returns `[record, id, id, …]`; throws the
 /// core's explanation when a pattern is refused.
 #[wasm_bindgen(js_name = addCustomPatterns)]
 pub fn add_custom_patterns(
@@ -279,12 +262,14 @@ pub fn add_custom_patterns(
 ) -> Result<Vec<String>, JsError> {
     let news: Vec<NewPattern> = serde_wasm_bindgen::from_value(patterns)
         .map_err(|e| error(format!("invalid pattern: {e}")))?;
-    let mut doc = read_patterns(document.as_deref())?;
-    let ids = doc.add_all(news, millis(now)).map_err(error)?;
-    Ok(std::iter::once(utf8(doc.encode())).chain(ids).collect())
+    let added = admin::add_patterns(document.as_deref().map(str::as_bytes), news, millis(now))
+        .map_err(error)?;
+    Ok(std::iter::once(utf8(added.value))
+        .chain(added.ids)
+        .collect())
 }
 
-/// Removes pattern `id` from a stored document; `undefined` when it was not
+/// Removes pattern `id` from a stored record; `undefined` when it was not
 /// there.
 #[wasm_bindgen(js_name = removeCustomPattern)]
 pub fn remove_custom_pattern(
@@ -292,25 +277,20 @@ pub fn remove_custom_pattern(
     id: &str,
     now: f64,
 ) -> Result<Option<String>, JsError> {
-    let mut doc = read_patterns(document.as_deref())?;
-    Ok(doc.remove(id, millis(now)).then(|| utf8(doc.encode())))
+    match admin::remove_pattern(document.as_deref().map(str::as_bytes), id, millis(now)) {
+        Ok(record) => Ok(Some(utf8(record))),
+        Err(admin::AdminRefusal::NoSuchPattern(_)) => Ok(None),
+        Err(refusal) => Err(error(refusal)),
+    }
 }
 
-/// The patterns of a stored document as the service lists them in
+/// The patterns of a stored record as the service lists them in
 /// Variant A (`category` `custom` when the account gave none).
 #[wasm_bindgen(js_name = listCustomPatterns)]
 pub fn list_custom_patterns(document: Option<String>) -> Result<JsValue, JsError> {
-    let doc = read_patterns(document.as_deref())?;
-    let listed: Vec<MatcherPattern> = doc.patterns.iter().map(MatcherPattern::from).collect();
+    let patterns = admin::read_patterns(document.as_deref().map(str::as_bytes)).map_err(error)?;
+    let listed: Vec<MatcherPattern> = patterns.patterns.iter().map(MatcherPattern::from).collect();
     to_js(&listed)
-}
-
-fn read_patterns(document: Option<&str>) -> Result<CustomPatterns, JsError> {
-    match document {
-        None => Ok(CustomPatterns::new()),
-        Some(stored) => CustomPatterns::decode(stored.as_bytes())
-            .ok_or_else(|| error("not a custom-patterns record")),
-    }
 }
 
 fn utf8(record: Vec<u8>) -> String {
@@ -323,40 +303,4 @@ fn to_js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, JsError> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(error)
-}
-
-#[wasm_bindgen(js_class = Matcher)]
-impl JsMatcher {
-    /// The patterns of a Variant A or B response body.
-    #[wasm_bindgen(js_name = fromResponse)]
-    pub fn from_response(body: &str) -> Result<JsMatcher, JsError> {
-        Ok(JsMatcher::wrap(
-            Matcher::from_response(body.as_bytes()).map_err(error)?,
-        ))
-    }
-
-    /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`.
-    #[wasm_bindgen(js_name = fromPatterns)]
-    pub fn from_patterns(patterns: JsValue) -> Result<JsMatcher, JsError> {
-        Ok(JsMatcher::wrap(
-            Matcher::new(read_matcher_patterns(patterns)?).map_err(error)?,
-        ))
-    }
-
-    /// A new matcher with this one's patterns followed by `patterns`.
-    #[wasm_bindgen(js_name = withPatterns)]
-    pub fn with_patterns(&self, patterns: JsValue) -> Result<JsMatcher, JsError> {
-        let added = read_matcher_patterns(patterns)?;
-        let all = self.inner.patterns().iter().cloned().chain(added);
-        Ok(JsMatcher::wrap(Matcher::new(all).map_err(error)?))
-    }
-
-    /// The patterns, in order: `[{id, pattern, type, category, confidence}]`.
-    pub fn patterns(&self) -> Result<JsValue, JsError> {
-        to_js(self.inner.patterns())
-    }
-}
-
-fn read_matcher_patterns(patterns: JsValue) -> Result<Vec<MatcherPattern>, JsError> {
-    serde_wasm_bindgen::from_value(patterns).map_err(|e| error(format!("invalid pattern: {e}")))
 }

@@ -18,16 +18,15 @@
 //!   resumes the step with the answer, until the step is a response.
 //! - Store helpers (`handler`: [`new_key`], [`add_custom_patterns`], …): make the
 //!   records the core reads, with the core's own types and validation.
-//! - [`JsMatcher`]: the core's [`Matcher`]. A verdict crosses the boundary as
-//!   a flat `Uint32Array` (pattern index, text code) so that classifying an
-//!   event costs a few strings in and a few integers out. Patterns cross
-//!   as JSON-like values read by serde (`handler`: `fromResponse`,
-//!   `fromPatterns`) or, in the matcher-only wasm, as columns JavaScript
-//!   has already read (`fromColumns`: no serde there).
+//! - [`JsMatcher`]: the core's [`Matcher`], the same exports in both wasms.
+//!   A verdict crosses the boundary as a flat `Uint32Array` (pattern index,
+//!   text code) so that classifying an event costs a few strings in and a
+//!   few integers out. Pattern lists cross as JavaScript describes the
+//!   user's values (kinds, strings, numbers); the core reads them
+//!   ([`noise_filter_core::pattern_list`]) and words every refusal.
 
-#[cfg(not(feature = "handler"))]
-use noise_filter_core::Kind;
-use noise_filter_core::{Field, Matcher, MatcherPattern, Verdict};
+use noise_filter_core::pattern_list::{self, Json, Value};
+use noise_filter_core::{Field, Kind, Matcher, MatcherPattern, Verdict};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
@@ -196,7 +195,7 @@ impl JsMatcher {
             frames,
             user_agent,
         };
-        self.last = encode(self.inner.patterns(), &self.inner.classify(&event));
+        self.last = encode(&self.inner.classify(&event));
         (self.last.len() / 2) as u32
     }
 
@@ -207,43 +206,52 @@ impl JsMatcher {
     }
 }
 
-/// The matcher-only wasm's constructors and pattern listing: patterns cross
-/// as columns JavaScript has read (`npm/src/matcher-api.js`), so no serde is
-/// linked. The main wasm keeps its serde-read ones (`handler.rs`), whose
-/// texts its users have seen, and does not carry these.
-#[cfg(not(feature = "handler"))]
+/// Constructors and the pattern listing. Pattern lists cross as
+/// JavaScript describes the user's values (`describe` in `npm/src/matching.js`:
+/// each value's kind, its strings and numbers apart); the core reads them
+/// ([`pattern_list`]), with its own refusals, then validates and compiles.
 #[wasm_bindgen(js_class = Matcher)]
 impl JsMatcher {
-    /// Patterns given as columns, one entry per pattern: ids, texts, kinds
-    /// (1: regex, 0: substring), categories, confidences. What
-    /// `fromPatterns` and `fromResponse` read, once JavaScript has read it
-    /// (`npm/src/matcher-api.js`); the core validates and compiles as for
-    /// them, with the same refusals.
-    #[wasm_bindgen(js_name = fromColumns)]
-    pub fn from_columns(
-        ids: Vec<String>,
+    /// The patterns of a Variant A or B response body, as JavaScript parsed
+    /// and described it (`NOT_JSON` and the parser's message when it is not JSON).
+    #[wasm_bindgen(js_name = fromResponse)]
+    pub fn from_response(
+        kinds: &[u8],
         texts: Vec<String>,
-        regex: &[u8],
-        categories: Vec<String>,
-        confidences: &[f64],
+        numbers: &[f64],
     ) -> Result<JsMatcher, JsError> {
-        let added = columns(ids, texts, regex, categories, confidences);
-        Ok(JsMatcher::wrap(Matcher::new(added).map_err(error)?))
+        let mut wire = Wire::new(kinds, texts, numbers);
+        if kinds.first() == Some(&NOT_JSON) {
+            let message = wire.texts.next().unwrap_or_default();
+            return Err(error(pattern_list::not_json(message)));
+        }
+        let body = wire.body();
+        JsMatcher::compile(pattern_list::read_response(&&body).map_err(error)?)
     }
 
-    /// A new matcher with this one's patterns followed by the columns'.
-    #[wasm_bindgen(js_name = withColumns)]
-    pub fn with_columns(
-        &self,
-        ids: Vec<String>,
+    /// Patterns given as `[{id, pattern, type?, category?, confidence?}]`
+    /// (any iterable), as JavaScript described them.
+    #[wasm_bindgen(js_name = fromPatterns)]
+    pub fn from_patterns(
+        kinds: &[u8],
         texts: Vec<String>,
-        regex: &[u8],
-        categories: Vec<String>,
-        confidences: &[f64],
+        numbers: &[f64],
     ) -> Result<JsMatcher, JsError> {
-        let added = columns(ids, texts, regex, categories, confidences);
-        let all = self.inner.patterns().iter().cloned().chain(added);
-        Ok(JsMatcher::wrap(Matcher::new(all).map_err(error)?))
+        let list = Wire::new(kinds, texts, numbers).list();
+        JsMatcher::compile(pattern_list::read_patterns(&&list).map_err(error)?)
+    }
+
+    /// A new matcher with this one's patterns followed by `patterns`.
+    #[wasm_bindgen(js_name = withPatterns)]
+    pub fn with_patterns(
+        &self,
+        kinds: &[u8],
+        texts: Vec<String>,
+        numbers: &[f64],
+    ) -> Result<JsMatcher, JsError> {
+        let list = Wire::new(kinds, texts, numbers).list();
+        let added = pattern_list::read_patterns(&&list).map_err(error)?;
+        JsMatcher::compile(self.inner.patterns().iter().cloned().chain(added))
     }
 
     /// The patterns' ids, in order.
@@ -272,10 +280,123 @@ impl JsMatcher {
     }
 }
 
+/// Kinds of value, as `describe` in `npm/src/matching.js` writes them.
+const ABSENT: u8 = 0;
+const NULL: u8 = 1;
+const BOOL: u8 = 2;
+const NUMBER: u8 = 3;
+const STRING: u8 = 4;
+const LIST: u8 = 5;
+const OBJECT: u8 = 6;
+/// First and only kind of a response body that is not JSON (the text: why).
+const NOT_JSON: u8 = 7;
+/// The fields JavaScript describes of each object in a list, in this order.
+const FIELDS: &[&str] = &["id", "pattern", "type", "category", "confidence"];
+
+/// A value as JavaScript described it; an object has the fields `names`.
+struct Node {
+    kind: u8,
+    text: String,
+    number: f64,
+    /// A list's items, or an object's fields.
+    items: Vec<Node>,
+    names: &'static [&'static str],
+}
+
+static ABSENT_NODE: Node = Node::leaf(ABSENT);
+
+impl Node {
+    const fn leaf(kind: u8) -> Node {
+        Node {
+            kind,
+            text: String::new(),
+            number: 0.0,
+            items: Vec::new(),
+            names: &[],
+        }
+    }
+}
+
+impl<'a> Json for &'a Node {
+    fn value(&self) -> Value<&'a Node> {
+        match self.kind {
+            ABSENT => Value::Absent,
+            NULL => Value::Null,
+            BOOL => Value::Bool,
+            NUMBER => Value::Number(self.number),
+            STRING => Value::String(self.text.clone()),
+            LIST => Value::List(self.items.iter().collect()),
+            OBJECT => Value::Object,
+            _ => Value::Other,
+        }
+    }
+
+    fn field(&self, name: &str) -> &'a Node {
+        let at = self.names.iter().position(|n| *n == name);
+        at.and_then(|i| self.items.get(i)).unwrap_or(&ABSENT_NODE)
+    }
+}
+
+/// Reads JavaScript's description back into [`Node`]s, in its order.
+struct Wire<'a> {
+    kinds: std::slice::Iter<'a, u8>,
+    texts: std::vec::IntoIter<String>,
+    numbers: std::slice::Iter<'a, f64>,
+}
+
+impl<'a> Wire<'a> {
+    fn new(kinds: &'a [u8], texts: Vec<String>, numbers: &'a [f64]) -> Wire<'a> {
+        Wire {
+            kinds: kinds.iter(),
+            texts: texts.into_iter(),
+            numbers: numbers.iter(),
+        }
+    }
+
+    /// One value, without its items or fields.
+    fn node(&mut self) -> Node {
+        let mut node = Node::leaf(self.kinds.next().copied().unwrap_or(ABSENT));
+        match node.kind {
+            STRING => node.text = self.texts.next().unwrap_or_default(),
+            NUMBER => node.number = self.numbers.next().copied().unwrap_or_default(),
+            _ => {}
+        }
+        node
+    }
+
+    /// A pattern list: the list, then each item and, of an object, its
+    /// [`FIELDS`]; the list is last, so its items are the rest.
+    fn list(&mut self) -> Node {
+        let mut list = self.node();
+        while list.kind == LIST && self.kinds.len() > 0 {
+            let mut item = self.node();
+            if item.kind == OBJECT {
+                item.items = FIELDS.iter().map(|_| self.node()).collect();
+                item.names = FIELDS;
+            }
+            list.items.push(item);
+        }
+        list
+    }
+
+    /// A response body: the body, then (of an object) its `patterns` list.
+    fn body(&mut self) -> Node {
+        let mut body = self.node();
+        if body.kind == OBJECT {
+            body.items = vec![self.list()];
+            body.names = &["patterns"];
+        }
+        body
+    }
+}
+
 impl JsMatcher {
-    #[cfg(not(feature = "handler"))]
     fn column<T>(&self, field: impl Fn(&MatcherPattern) -> T) -> Vec<T> {
         self.inner.patterns().iter().map(field).collect()
+    }
+
+    fn compile(patterns: impl IntoIterator<Item = MatcherPattern>) -> Result<JsMatcher, JsError> {
+        Ok(JsMatcher::wrap(Matcher::new(patterns).map_err(error)?))
     }
 
     fn wrap(inner: Matcher) -> JsMatcher {
@@ -299,7 +420,7 @@ impl JsMatcher {
             frames,
             user_agent: user_agent.map(str::to_owned),
         };
-        self.last = encode(self.inner.patterns(), &self.inner.classify(&event));
+        self.last = encode(&self.inner.classify(&event));
         (self.last.len() / 2) as u32
     }
 }
@@ -371,60 +492,16 @@ fn split_utf16(text: &str, lengths: [i32; 3]) -> [Option<&str>; 4] {
     out
 }
 
-/// A verdict as `[pattern index, text code, …]`. The core's [`noise_filter_core::Match`]
-/// borrows its id from the pattern it reports, so the index is found by
-/// address; within one text the core lists matches in pattern order, so the
-/// search resumes after the previous match.
-fn encode(patterns: &[MatcherPattern], verdict: &Verdict<'_>) -> Vec<u32> {
-    let mut out = Vec::with_capacity(verdict.matches.len() * 2);
-    let mut previous: Option<(Field, usize)> = None;
-    for m in &verdict.matches {
-        let from = match previous {
-            Some((field, index)) if field == m.field => index + 1,
-            _ => 0,
-        };
-        let found = patterns[from..].iter().position(|p| {
-            std::ptr::eq(p.id.as_str(), m.id)
-                && std::ptr::eq(p.category.as_str(), m.category)
-                && p.confidence.to_bits() == m.confidence.to_bits()
-        });
-        let Some(offset) = found else { continue };
-        let index = from + offset;
-        let code = match m.field {
-            Field::Message => MESSAGE,
-            Field::UserAgent => USER_AGENT,
-            Field::Frame(i) => FRAME + i as u32,
-        };
-        out.extend([index as u32, code]);
-        previous = Some((m.field, index));
-    }
-    out
-}
-
-/// Patterns from columns (`fromColumns`); a short column reads as absent
-/// values (JavaScript always passes them of one length).
-#[cfg(not(feature = "handler"))]
-fn columns(
-    ids: Vec<String>,
-    texts: Vec<String>,
-    regex: &[u8],
-    categories: Vec<String>,
-    confidences: &[f64],
-) -> Vec<MatcherPattern> {
-    let mut categories = categories.into_iter();
-    ids.into_iter()
-        .zip(texts)
-        .enumerate()
-        .map(|(i, (id, pattern))| MatcherPattern {
-            id,
-            pattern,
-            kind: if regex.get(i) == Some(&1) {
-                Kind::Regex
-            } else {
-                Kind::String
-            },
-            category: categories.next().unwrap_or_default(),
-            confidence: confidences.get(i).copied().unwrap_or(1.0),
-        })
+/// A verdict as `[pattern index, text code, …]`.
+fn encode(verdict: &Verdict<'_>) -> Vec<u32> {
+    let code = |field| match field {
+        Field::Message => MESSAGE,
+        Field::UserAgent => USER_AGENT,
+        Field::Frame(i) => FRAME + i as u32,
+    };
+    verdict
+        .matches
+        .iter()
+        .flat_map(|m| [m.index as u32, code(m.field)])
         .collect()
 }

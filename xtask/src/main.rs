@@ -8,8 +8,10 @@
 //! | `embed` | the core as a component for any wasmtime embedding, and the Python package: `build`, `wheel`, `test`, `bench` |
 //! | `npm` | builds the npm package (wasm-bindgen, wasm-opt) into `npm/dist` |
 //! | `wasm-test` | runs the core's tests compiled to `wasm32-wasip1` under Node's WASI |
+//! | `catalog refresh` | installs the current isbot and crawler-user-agents from npm and prints what the catalog misses and what upstream dropped (changes nothing) |
 //! | `fuzz` | runs each fuzz target of `fuzz/` for a while (default 30 s) with the pinned nightly |
 
+mod catalog;
 mod ci;
 mod component;
 mod embed;
@@ -33,9 +35,10 @@ fn main() -> ExitCode {
         "npm" => npm::build(rest),
         "wasm-test" => ci::wasm_test(),
         "fuzz" => fuzz::run(rest),
+        "catalog" => catalog::run(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <serve|ci|component|embed|npm|wasm-test|fuzz>\n\
+                "usage: cargo xtask <serve|ci|component|embed|npm|wasm-test|fuzz|catalog refresh>\n\
                  see xtask/src/main.rs for what each does"
             );
             return ExitCode::from(2);

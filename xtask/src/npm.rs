@@ -249,8 +249,8 @@ fn ensure_wasm_bindgen() -> Result {
         &util::CargoTool {
             krate: "wasm-bindgen-cli",
             version: WASM_BINDGEN_VERSION,
-            // Not locked: with its lock file, a locked dependency is missing
-            // from the registry (TOOLCHAIN.md).
+            // Not locked: with `--locked`, a dependency its lock file names
+            // is missing from the registry these machines use.
             locked: false,
         },
     )

@@ -9,6 +9,10 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize)]
 pub struct LabelledEvent {
     pub label: String,
+    /// For noise events: the catalog category the noise belongs to (what
+    /// per-category recall is computed over). Absent on real events.
+    #[serde(default)]
+    pub category: Option<String>,
     #[serde(default)]
     pub message: Option<String>,
     #[serde(default)]

@@ -410,7 +410,7 @@ pub fn memory_copy(db: &Path) -> MemoryStore {
     let mut kv = MemoryStore::new();
     for row in rows {
         let (key, value) = row.unwrap();
-        kv.set(StoreLabel::Default, &key, value);
+        kv.copy_in(StoreLabel::Default, &key, value);
     }
     kv
 }

@@ -19,7 +19,7 @@ import {
 } from 'noise-filter';
 import fixtures from '../fixtures/requests.json';
 import oracle from '../../pkg/oracle.json';
-import { cases } from '../shared/cases.mjs';
+import { cases } from '../common/cases.mjs';
 
 const nf = { Matcher, MemoryStore, addCustomPatterns, createBeforeSend, createHandler, createKey, listCustomPatterns, parseStack, removeCustomPattern, revokeKey, toEvent };
 

@@ -6,7 +6,7 @@
 import { Matcher, createBeforeSend, parseStack, toEvent } from 'noise-filter/matcher';
 import fixtures from '../fixtures/requests.json';
 import oracle from '../../pkg/oracle.json';
-import { matcherCases } from '../shared/cases.mjs';
+import { matcherCases } from '../common/cases.mjs';
 
 const nf = { Matcher, createBeforeSend, parseStack, toEvent };
 

@@ -1,4 +1,4 @@
-// The shared cases (../shared/cases.mjs) under node:test. The same file runs
+// The shared cases (`npm/test/common/cases.mjs`) under node:test. The same file runs
 // in Node (`node --test`), Bun (`bun test`) and Deno (`deno test`), each
 // importing the installed package by name, so each runtime resolves its own
 // condition of the package's `exports` map.
@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import * as nf from 'noise-filter';
 import * as nfMatcher from 'noise-filter/matcher';
-import { cases, entryCases, matcherCases } from '../shared/cases.mjs';
+import { cases, entryCases, matcherCases } from '../common/cases.mjs';
 
 const read = (path) => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8'));
 const fixtures = read('../fixtures/requests.json');

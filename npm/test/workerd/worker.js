@@ -19,7 +19,7 @@ import {
 import * as nfMatcher from 'noise-filter/matcher';
 import fixtures from '../fixtures/requests.json';
 import oracle from '../../pkg/oracle.json';
-import { cases, entryCases, matcherCases } from '../shared/cases.mjs';
+import { cases, entryCases, matcherCases } from '../common/cases.mjs';
 
 const nf = { Matcher, MemoryStore, addCustomPatterns, createBeforeSend, createHandler, createKey, listCustomPatterns, parseStack, removeCustomPattern, revokeKey, toEvent };
 

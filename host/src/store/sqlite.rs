@@ -29,18 +29,20 @@ use std::sync::Mutex;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::kv::{KvError, KvResult};
+use noise_filter_core::{Counter, StoreLabel};
+
+use super::error::{KvError, KvResult};
 
 /// Spin's table, exactly as Spin creates it.
-pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS spin_key_value (store TEXT NOT NULL, \
+pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS spin_key_value (store TEXT NOT NULL, \
      key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (store, key))";
 
 /// The file name Spin uses inside its state directory (`.spin/`).
-pub(crate) const FILE_NAME: &str = "sqlite_key_value.db";
+pub const FILE_NAME: &str = "sqlite_key_value.db";
 
 /// A pool of connections to one file.
 #[derive(Debug)]
-pub(crate) struct SqliteStore {
+pub struct SqliteStore {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
 }
@@ -51,7 +53,7 @@ fn sql_error(e: rusqlite::Error) -> KvError {
 
 impl SqliteStore {
     /// Opens (creating if needed) the store file at `path`, and its table.
-    pub(crate) fn open(path: &Path) -> KvResult<SqliteStore> {
+    pub fn open(path: &Path) -> KvResult<SqliteStore> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| KvError(format!("cannot create {}: {e}", dir.display())))?;
@@ -82,20 +84,9 @@ impl SqliteStore {
             |ctx| {
                 let old: Option<Vec<u8>> = ctx.get(0)?;
                 let delta: i64 = ctx.get(1)?;
-                let old = match old {
-                    None => 0,
-                    Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
-                        .map(i64::from_le_bytes)
-                        .map_err(|_| {
-                            rusqlite::Error::UserFunctionError(
-                                "value is not an 8-byte counter".into(),
-                            )
-                        })?,
-                };
-                let new = old.checked_add(delta).ok_or_else(|| {
-                    rusqlite::Error::UserFunctionError("counter would overflow".into())
-                })?;
-                Ok(new.to_le_bytes().to_vec())
+                let (_, bytes) = Counter::add(old.as_deref(), delta)
+                    .map_err(|e| rusqlite::Error::UserFunctionError(e.into()))?;
+                Ok(bytes.to_vec())
             },
         )
         .map_err(sql_error)?;
@@ -131,7 +122,7 @@ impl SqliteStore {
 
     /// Opens a read snapshot: a connection in a deferred transaction, whose
     /// first read takes the file's read lock and whose later reads reuse it.
-    pub(crate) fn snapshot(&self) -> KvResult<Snapshot> {
+    pub fn snapshot(&self) -> KvResult<Snapshot> {
         let conn = self.checkout()?;
         conn.prepare_cached("BEGIN")
             .and_then(|mut begin| begin.execute([]))
@@ -142,7 +133,7 @@ impl SqliteStore {
     /// Ends a snapshot (a read-only transaction: its end only releases the
     /// read lock) and returns the connection to the pool. A connection whose
     /// transaction cannot be ended is closed instead of reused.
-    pub(crate) fn end_snapshot(&self, snapshot: Snapshot) {
+    pub fn end_snapshot(&self, snapshot: Snapshot) {
         let ended = snapshot
             .conn
             .prepare_cached("COMMIT")
@@ -154,46 +145,46 @@ impl SqliteStore {
     }
 
     /// Reads a value.
-    pub(crate) fn get(&self, label: &str, key: &str) -> KvResult<Option<Vec<u8>>> {
+    pub fn get(&self, label: StoreLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
         self.with(|c| read(c, label, key))
     }
 
     /// Writes a value.
-    pub(crate) fn set(&self, label: &str, key: &str, value: &[u8]) -> KvResult<()> {
+    pub fn set(&self, label: StoreLabel, key: &str, value: &[u8]) -> KvResult<()> {
         self.with(|c| {
             c.prepare_cached(
                 "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
             )?
-            .execute(params![label, key, value])
+            .execute(params![label.name(), key, value])
             .map(drop)
         })
     }
 
     /// Deletes a key.
-    pub(crate) fn delete(&self, label: &str, key: &str) -> KvResult<()> {
+    pub fn delete(&self, label: StoreLabel, key: &str) -> KvResult<()> {
         self.with(|c| {
             c.prepare_cached("DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2")?
-                .execute(params![label, key])
+                .execute(params![label.name(), key])
                 .map(drop)
         })
     }
 
     /// Keys of `label` starting with `prefix`, sorted.
-    pub(crate) fn keys(&self, label: &str, prefix: &str) -> KvResult<Vec<String>> {
+    pub fn keys(&self, label: StoreLabel, prefix: &str) -> KvResult<Vec<String>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT key FROM spin_key_value WHERE store = ?1 AND substr(key, 1, ?2) = ?3 \
                  ORDER BY key",
             )?;
             let len = i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX);
-            let rows = stmt.query_map(params![label, len, prefix], |row| row.get(0))?;
+            let rows = stmt.query_map(params![label.name(), len, prefix], |row| row.get(0))?;
             rows.collect()
         })
     }
 
     /// Atomically adds `delta` (absent: 0); returns the new value.
-    pub(crate) fn increment(&self, label: &str, key: &str, delta: i64) -> KvResult<i64> {
+    pub fn increment(&self, label: StoreLabel, key: &str, delta: i64) -> KvResult<i64> {
         let bytes: Vec<u8> = self.with(|c| {
             c.prepare_cached(
                 "INSERT INTO spin_key_value (store, key, value) \
@@ -201,15 +192,15 @@ impl SqliteStore {
                  ON CONFLICT (store, key) DO UPDATE SET value = nf_add_i64le(value, ?3) \
                  RETURNING value",
             )?
-            .query_row(params![label, key, delta], |row| row.get(0))
+            .query_row(params![label.name(), key, delta], |row| row.get(0))
         })?;
-        crate::kv::decode_i64(&bytes)
+        Counter::decode(&bytes).ok_or_else(|| KvError("value is not a counter".into()))
     }
 
     /// Writes `new` if the value is still `expected` (`None`: absent).
-    pub(crate) fn compare_and_swap(
+    pub fn compare_and_swap(
         &self,
-        label: &str,
+        label: StoreLabel,
         key: &str,
         expected: Option<&[u8]>,
         new: &[u8],
@@ -220,22 +211,22 @@ impl SqliteStore {
                     "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3) \
                      ON CONFLICT (store, key) DO NOTHING",
                 )?
-                .execute(params![label, key, new]),
+                .execute(params![label.name(), key, new]),
             Some(old) => c
                 .prepare_cached(
                     "UPDATE spin_key_value SET value = ?4 \
                      WHERE store = ?1 AND key = ?2 AND value = ?3",
                 )?
-                .execute(params![label, key, old, new]),
+                .execute(params![label.name(), key, old, new]),
         })?;
         Ok(changed == 1)
     }
 }
 
 /// The one read statement, on any connection.
-fn read(conn: &Connection, label: &str, key: &str) -> rusqlite::Result<Option<Vec<u8>>> {
+fn read(conn: &Connection, label: StoreLabel, key: &str) -> rusqlite::Result<Option<Vec<u8>>> {
     conn.prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?
-        .query_row(params![label, key], |row| row.get(0))
+        .query_row(params![label.name(), key], |row| row.get(0))
         .optional()
 }
 
@@ -248,13 +239,13 @@ fn read(conn: &Connection, label: &str, key: &str) -> rusqlite::Result<Option<Ve
 /// [`SqliteStore::end_snapshot`]: a snapshot held open keeps a WAL checkpoint
 /// from passing it.
 #[derive(Debug)]
-pub(crate) struct Snapshot {
+pub struct Snapshot {
     conn: Connection,
 }
 
 impl Snapshot {
     /// Reads a value as of the snapshot.
-    pub(crate) fn get(&self, label: &str, key: &str) -> KvResult<Option<Vec<u8>>> {
+    pub fn get(&self, label: StoreLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
         read(&self.conn, label, key).map_err(sql_error)
     }
 }
@@ -274,10 +265,19 @@ mod tests {
     fn spin_layout_and_counters() {
         let path = temp_file("layout");
         let store = SqliteStore::open(&path).unwrap();
-        store.set("default", "key/abc", b"{}").unwrap();
-        assert_eq!(store.increment("rate", "rate/abc/1", 1).unwrap(), 1);
-        assert_eq!(store.increment("rate", "rate/abc/1", 2).unwrap(), 3);
-        assert_eq!(store.increment("rate", "rate/abc/1", -1).unwrap(), 2);
+        store.set(StoreLabel::Default, "key/abc", b"{}").unwrap();
+        assert_eq!(
+            store.increment(StoreLabel::Rate, "rate/abc/1", 1).unwrap(),
+            1
+        );
+        assert_eq!(
+            store.increment(StoreLabel::Rate, "rate/abc/1", 2).unwrap(),
+            3
+        );
+        assert_eq!(
+            store.increment(StoreLabel::Rate, "rate/abc/1", -1).unwrap(),
+            2
+        );
         // Read back with plain SQL, as Spin would.
         let conn = Connection::open(&path).unwrap();
         let schema: String = conn
@@ -301,24 +301,27 @@ mod tests {
             .unwrap();
         assert_eq!(mode, "wal");
         assert_eq!(
-            store.keys("default", "key/").unwrap(),
+            store.keys(StoreLabel::Default, "key/").unwrap(),
             vec!["key/abc".to_owned()]
         );
         assert_eq!(
-            store.keys("default", "ke%").unwrap(),
+            store.keys(StoreLabel::Default, "ke%").unwrap(),
             Vec::<String>::new(),
             "no LIKE wildcards"
         );
-        store.delete("default", "key/abc").unwrap();
-        assert_eq!(store.get("default", "key/abc").unwrap(), None);
+        store.delete(StoreLabel::Default, "key/abc").unwrap();
+        assert_eq!(store.get(StoreLabel::Default, "key/abc").unwrap(), None);
     }
 
     #[test]
     fn a_non_counter_is_refused_not_clobbered() {
         let store = SqliteStore::open(&temp_file("clobber")).unwrap();
-        store.set("rate", "c", b"abc").unwrap();
-        assert!(store.increment("rate", "c", 1).is_err());
-        assert_eq!(store.get("rate", "c").unwrap(), Some(b"abc".to_vec()));
+        store.set(StoreLabel::Rate, "c", b"abc").unwrap();
+        assert!(store.increment(StoreLabel::Rate, "c", 1).is_err());
+        assert_eq!(
+            store.get(StoreLabel::Rate, "c").unwrap(),
+            Some(b"abc".to_vec())
+        );
     }
 
     #[test]
@@ -329,7 +332,7 @@ mod tests {
                 let store = store.clone();
                 std::thread::spawn(move || {
                     for _ in 0..50 {
-                        store.increment("rate", "c", 1).unwrap();
+                        store.increment(StoreLabel::Rate, "c", 1).unwrap();
                     }
                 })
             })
@@ -337,55 +340,69 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(store.increment("rate", "c", 0).unwrap(), 400);
+        assert_eq!(store.increment(StoreLabel::Rate, "c", 0).unwrap(), 400);
     }
 
     #[test]
     fn compare_and_swap() {
         let store = SqliteStore::open(&temp_file("cas")).unwrap();
-        assert!(store.compare_and_swap("default", "k", None, b"a").unwrap());
-        assert!(!store.compare_and_swap("default", "k", None, b"b").unwrap());
+        assert!(
+            store
+                .compare_and_swap(StoreLabel::Default, "k", None, b"a")
+                .unwrap()
+        );
         assert!(
             !store
-                .compare_and_swap("default", "k", Some(b"x"), b"b")
+                .compare_and_swap(StoreLabel::Default, "k", None, b"b")
+                .unwrap()
+        );
+        assert!(
+            !store
+                .compare_and_swap(StoreLabel::Default, "k", Some(b"x"), b"b")
                 .unwrap()
         );
         assert!(
             store
-                .compare_and_swap("default", "k", Some(b"a"), b"b")
+                .compare_and_swap(StoreLabel::Default, "k", Some(b"a"), b"b")
                 .unwrap()
         );
-        assert_eq!(store.get("default", "k").unwrap(), Some(b"b".to_vec()));
+        assert_eq!(
+            store.get(StoreLabel::Default, "k").unwrap(),
+            Some(b"b".to_vec())
+        );
     }
 
     #[test]
     fn a_snapshot_reads_one_state_and_its_end_shows_the_latest() {
         let store = SqliteStore::open(&temp_file("snapshot")).unwrap();
-        store.set("default", "key/a", b"live").unwrap();
+        store.set(StoreLabel::Default, "key/a", b"live").unwrap();
         let snapshot = store.snapshot().unwrap();
         assert_eq!(
-            snapshot.get("default", "key/a").unwrap(),
+            snapshot.get(StoreLabel::Default, "key/a").unwrap(),
             Some(b"live".to_vec())
         );
         // Another writer (the admin tool) changes the store meanwhile.
-        store.set("default", "key/a", b"revoked").unwrap();
-        store.set("default", "patterns/a", b"[]").unwrap();
+        store.set(StoreLabel::Default, "key/a", b"revoked").unwrap();
+        store.set(StoreLabel::Default, "patterns/a", b"[]").unwrap();
         assert_eq!(
-            snapshot.get("default", "key/a").unwrap(),
+            snapshot.get(StoreLabel::Default, "key/a").unwrap(),
             Some(b"live".to_vec()),
             "one request sees one state"
         );
-        assert_eq!(snapshot.get("default", "patterns/a").unwrap(), None);
+        assert_eq!(
+            snapshot.get(StoreLabel::Default, "patterns/a").unwrap(),
+            None
+        );
         store.end_snapshot(snapshot);
         // The next request sees the change, on the pooled connection too.
         let next = store.snapshot().unwrap();
         assert_eq!(
-            next.get("default", "key/a").unwrap(),
+            next.get(StoreLabel::Default, "key/a").unwrap(),
             Some(b"revoked".to_vec())
         );
         store.end_snapshot(next);
         assert_eq!(
-            store.get("default", "patterns/a").unwrap(),
+            store.get(StoreLabel::Default, "patterns/a").unwrap(),
             Some(b"[]".to_vec())
         );
     }

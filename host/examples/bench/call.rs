@@ -1,4 +1,4 @@
-//! `bench-call` (hidden): the per-request cost of the component alone.
+//! `bench call`: the per-request cost of the component alone.
 //!
 //! Sends the same authorized `GET` through the exact path `serve` uses
 //! (an instance taken, the component's `handle`, the response body
@@ -14,20 +14,30 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
-use noise_filter_core::{MemoryStore, Request, StoreLabel};
+use noise_filter_core::{MemoryStore, RecordKey, Request};
 
-use crate::kv::Stores;
+use noise_filter_host::serve::Server;
+use noise_filter_host::store::{StoreSpec, Stores};
 use wasmtime_wasi_http::WasiHttpView as _;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 
-use crate::serve::Server;
-
-/// Options of `bench-call`.
+/// Options of `bench call`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ProbeArgs {
     /// The component file.
     #[arg(long, value_name = "FILE")]
     pub(crate) component: Option<PathBuf>,
+    /// Store of the `default` label (keys): `sqlite` (in `--state-dir`),
+    /// `memory` or `redis://…`, as `serve --store`.
+    #[arg(long, default_value = "sqlite", value_name = "STORE")]
+    pub(crate) store: StoreSpec,
+    /// Store of the `rate` label, as `serve --rate-store`.
+    #[arg(long, default_value = "memory", value_name = "STORE")]
+    pub(crate) rate_store: StoreSpec,
+    /// Where the SQLite store file is made. Default: a fresh folder in the
+    /// system's temporary directory (the probe writes keys of its own).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
     /// Request target.
     #[arg(long, default_value = "/v1/filters")]
     target: String,
@@ -39,7 +49,7 @@ pub(crate) struct ProbeArgs {
     rounds: u32,
     /// Requests one instance serves before it is dropped, as `serve`'s
     /// option (1: a fresh instance each).
-    #[arg(long, value_name = "N", default_value_t = crate::serve::DEFAULT_REUSE,
+    #[arg(long, value_name = "N", default_value_t = noise_filter_host::serve::DEFAULT_REUSE,
           value_parser = clap::value_parser!(u32).range(1..))]
     max_instance_reuse_count: u32,
 }
@@ -47,7 +57,7 @@ pub(crate) struct ProbeArgs {
 /// Runs the probe and prints one line per round and the median ratio.
 pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> anyhow::Result<()> {
     let server = Server::new(
-        crate::serve::prepare(&component)?,
+        noise_filter_host::serve::prepare(&component)?,
         stores,
         None,
         args.max_instance_reuse_count,
@@ -80,7 +90,7 @@ pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> 
                     target: &args.target,
                     headers: &headers,
                 },
-                crate::admin::now(),
+                noise_filter_host::admin::now(),
                 &mut map,
             );
             native_bytes += response.body.len();
@@ -116,15 +126,16 @@ async fn fresh_keys(server: &Server, count: u32) -> anyhow::Result<(Vec<String>,
     let mut auths = Vec::new();
     let mut map = MemoryStore::new();
     for _ in 0..count.max(1) {
-        let key = crate::admin::create_key(&server.stores().default, "probe", "probe").await?;
-        let record_key = noise_filter_core::store::key_record_key(&key.hash());
+        let key = noise_filter_host::admin::create_key(&server.stores().default, "probe", "probe")
+            .await?;
+        let record_key = RecordKey::api_key(&key.hash());
         let record = server
             .stores()
             .default
-            .get("default", &record_key)
+            .get(record_key.label(), record_key.key())
             .await?
             .context("key record just written")?;
-        map.set(StoreLabel::Default, &record_key, record);
+        map.set(&record_key, record);
         auths.push(format!("Bearer {}", key.expose()));
     }
     Ok((auths, map))
@@ -157,7 +168,7 @@ impl Phases {
         request: hyper::Request<Empty<Bytes>>,
     ) -> anyhow::Result<usize> {
         let t0 = Instant::now();
-        let crate::serve::Warm {
+        let noise_filter_host::serve::Warm {
             mut store,
             proxy,
             served,
@@ -180,7 +191,7 @@ impl Phases {
         let body = response.into_body().collect().await?.to_bytes();
         let t4 = Instant::now();
         server.release(
-            crate::serve::Warm {
+            noise_filter_host::serve::Warm {
                 store,
                 proxy,
                 served,

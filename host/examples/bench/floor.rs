@@ -1,4 +1,4 @@
-//! `bench-floor` (hidden): the benchmark's floor. Bare hyper on the same
+//! `bench floor`: the load benchmark's floor. Bare hyper on the same
 //! runtime settings as `serve`, answering every request with the bytes the
 //! core renders for `GET /v1/filters` (status, headers, body), precomputed
 //! once. Whatever `serve` costs above this is wasmtime, the component and the
@@ -11,12 +11,10 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use noise_filter_core::{
-    AccountId, ApiKey, KeyRecord, MemoryStore, Request, StoreLabel, UnixMillis, store,
-};
+use noise_filter_core::{ApiKey, MemoryStore, Request, UnixMillis};
 use tokio::net::TcpListener;
 
-/// Options of `bench-floor`.
+/// Options of `bench floor`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct FloorArgs {
     /// Address to listen on (port 0: any free port, printed first).
@@ -29,19 +27,9 @@ pub(crate) struct FloorArgs {
 
 /// The core's answer to an authorized `GET target`, as a ready response.
 fn precompute(target: &str) -> hyper::Response<Full<Bytes>> {
-    let now = UnixMillis(crate::admin::now().0);
+    let now = UnixMillis(noise_filter_host::admin::now().0);
     let key = ApiKey::from_random([1; 24]);
-    let mut kv = MemoryStore::new();
-    let record = KeyRecord::new(
-        AccountId::new("bench").expect("valid account"),
-        "bench",
-        now,
-    );
-    kv.set(
-        StoreLabel::Default,
-        &store::key_record_key(&key.hash()),
-        record.to_json(),
-    );
+    let mut kv = MemoryStore::new().with_key(&key, "bench");
     let auth = format!("Bearer {}", key.expose());
     let headers = [("authorization", auth.as_bytes())];
     let response = noise_filter_core::run(

@@ -1,0 +1,17 @@
+//! `noise-filter-host` as a library: what the server binary
+//! (`src/main.rs`: `serve` and the admin CLI) and the benchmark tools
+//! (`examples/bench`) share. Not published; its API is this crate's own.
+//!
+//! - [`serve`]: the HTTP server, an instance pool of the Spin component
+//!   under wasmtime, one instance per request in flight.
+//! - [`guest`]: what one component instance sees of the host (WASI,
+//!   wasi:http, the key-value imports), translated to a store session.
+//! - [`store`]: the key-value stores behind the component's labels
+//!   (SQLite in Spin's layout, memory, Redis).
+//! - [`admin`]: keys and custom patterns on those stores, as the core
+//!   decides them.
+
+pub mod admin;
+pub mod guest;
+pub mod serve;
+pub mod store;

@@ -1,0 +1,289 @@
+//! The key-value stores behind the component's store labels: the host's one
+//! interface to them ([`Backend`] for one label, [`Stores`] for both,
+//! [`Session`] for one request's reads and writes).
+//!
+//! Two labels, as `spin-app/spin.toml` declares them (the core's
+//! `StoreLabel`): `default` (key records, custom patterns: durable) and
+//! `rate` (per-minute counters). Each label is served by one [`Backend`]:
+//!
+//! | backend | what | counters |
+//! |---|---|---|
+//! | [`Backend::Sqlite`] | Spin's default store file, same table and encoding (`sqlite.rs`) | the core's `Counter`: 8-byte LE i64 |
+//! | [`Backend::Memory`] | a map in this process, lost on exit (`memory.rs`) | the core's `Counter` |
+//! | [`Backend::Redis`] | Redis, keys as the core names them, both labels in one keyspace (`redis.rs`) | `INCRBY`: ASCII decimal |
+//!
+//! Every operation is one atomic store operation: increment is one SQL
+//! statement or one `INCRBY`, compare-and-swap one conditional statement or
+//! one Lua script. The admin tool's read-modify-write changes go through
+//! [`Backend::update`], a compare-and-swap loop, so a change lands whole or
+//! not at all even with the server or another admin running.
+
+mod error;
+mod memory;
+mod redis;
+mod session;
+mod sqlite;
+
+use std::sync::Arc;
+
+use noise_filter_core::StoreLabel;
+
+pub use self::error::{KvError, KvResult};
+use self::memory::MemoryMap;
+use self::redis::RedisStore;
+pub use self::session::Session;
+pub use self::sqlite::FILE_NAME as SQLITE_FILE_NAME;
+use self::sqlite::SqliteStore;
+
+/// Where one label's values live.
+#[derive(Debug)]
+pub enum Backend {
+    /// Spin's SQLite key-value file.
+    Sqlite(SqliteStore),
+    /// A map in this process.
+    Memory(MemoryMap),
+    /// A Redis server.
+    Redis(RedisStore),
+}
+
+impl Backend {
+    /// Reads a value.
+    pub async fn get(&self, label: StoreLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
+        match self {
+            Backend::Sqlite(s) => s.get(label, key),
+            Backend::Memory(m) => Ok(m.get(label, key)),
+            Backend::Redis(r) => r.get(key).await,
+        }
+    }
+
+    /// Writes a value.
+    pub async fn set(&self, label: StoreLabel, key: &str, value: &[u8]) -> KvResult<()> {
+        match self {
+            Backend::Sqlite(s) => s.set(label, key, value),
+            Backend::Memory(m) => {
+                m.set(label, key, value);
+                Ok(())
+            }
+            Backend::Redis(r) => r.set(key, value).await,
+        }
+    }
+
+    /// Deletes a key (absent: fine).
+    pub async fn delete(&self, label: StoreLabel, key: &str) -> KvResult<()> {
+        match self {
+            Backend::Sqlite(s) => s.delete(label, key),
+            Backend::Memory(m) => {
+                m.delete(label, key);
+                Ok(())
+            }
+            Backend::Redis(r) => r.delete(key).await,
+        }
+    }
+
+    /// The keys of `label` starting with `prefix`, sorted.
+    pub async fn keys(&self, label: StoreLabel, prefix: &str) -> KvResult<Vec<String>> {
+        match self {
+            Backend::Sqlite(s) => s.keys(label, prefix),
+            Backend::Memory(m) => Ok(m.keys(label, prefix)),
+            Backend::Redis(r) => r.keys(prefix).await,
+        }
+    }
+
+    /// Atomically adds `delta` to the counter `key` (absent: 0) and returns
+    /// the new value.
+    pub async fn increment(&self, label: StoreLabel, key: &str, delta: i64) -> KvResult<i64> {
+        match self {
+            Backend::Sqlite(s) => s.increment(label, key, delta),
+            Backend::Memory(m) => m.increment(label, key, delta),
+            Backend::Redis(r) => r.increment(key, delta).await,
+        }
+    }
+
+    /// Writes `new` if the value is still `expected` (`None`: absent);
+    /// returns whether it was written.
+    pub async fn compare_and_swap(
+        &self,
+        label: StoreLabel,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> KvResult<bool> {
+        match self {
+            Backend::Sqlite(s) => s.compare_and_swap(label, key, expected, new),
+            Backend::Memory(m) => Ok(m.compare_and_swap(label, key, expected, new)),
+            Backend::Redis(r) => r.compare_and_swap(key, expected, new).await,
+        }
+    }
+
+    /// Read-modify-write of one value: `change` gets the current value and
+    /// returns the new one (or an error, and nothing is written). Retried
+    /// if another writer got in between; one atomic write when it lands.
+    pub async fn update<E>(
+        &self,
+        label: StoreLabel,
+        key: &str,
+        mut change: impl FnMut(Option<&[u8]>) -> Result<Vec<u8>, E>,
+    ) -> KvResult<Result<Vec<u8>, E>> {
+        for _ in 0..64 {
+            let current = self.get(label, key).await?;
+            let new = match change(current.as_deref()) {
+                Ok(new) => new,
+                Err(e) => return Ok(Err(e)),
+            };
+            if self
+                .compare_and_swap(label, key, current.as_deref(), &new)
+                .await?
+            {
+                return Ok(Ok(new));
+            }
+        }
+        Err(KvError(format!(
+            "{key} kept changing under concurrent writers; nothing written"
+        )))
+    }
+}
+
+/// The two labels the component may open, each on its backend (the two may
+/// share one).
+#[derive(Debug, Clone)]
+pub struct Stores {
+    /// `default`: key records and custom patterns.
+    pub default: Arc<Backend>,
+    /// `rate`: counters.
+    pub rate: Arc<Backend>,
+}
+
+impl Stores {
+    /// The backend of `label`.
+    pub fn backend(&self, label: StoreLabel) -> &Backend {
+        match label {
+            StoreLabel::Default => &self.default,
+            StoreLabel::Rate => &self.rate,
+        }
+    }
+}
+
+/// How a label is configured on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// Spin's SQLite file in the state directory.
+    Sqlite,
+    /// In this process.
+    Memory,
+    /// `redis://…`.
+    Redis(String),
+}
+
+impl std::str::FromStr for StoreSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sqlite" => Ok(StoreSpec::Sqlite),
+            "memory" => Ok(StoreSpec::Memory),
+            url if url.starts_with("redis://") || url.starts_with("rediss://") => {
+                Ok(StoreSpec::Redis(url.to_owned()))
+            }
+            other => Err(format!(
+                "{other:?}: expected sqlite, memory or redis://host:port"
+            )),
+        }
+    }
+}
+
+impl Stores {
+    /// Opens the labels as configured; labels on the same backend share it
+    /// (one SQLite connection pool, one Redis connection).
+    pub async fn open(
+        default: &StoreSpec,
+        rate: &StoreSpec,
+        sqlite_path: &std::path::Path,
+    ) -> KvResult<Stores> {
+        let default_backend = Arc::new(open_backend(default, sqlite_path).await?);
+        let rate_backend = if rate == default {
+            default_backend.clone()
+        } else {
+            Arc::new(open_backend(rate, sqlite_path).await?)
+        };
+        Ok(Stores {
+            default: default_backend,
+            rate: rate_backend,
+        })
+    }
+}
+
+async fn open_backend(spec: &StoreSpec, sqlite_path: &std::path::Path) -> KvResult<Backend> {
+    Ok(match spec {
+        StoreSpec::Sqlite => Backend::Sqlite(SqliteStore::open(sqlite_path)?),
+        StoreSpec::Memory => Backend::Memory(MemoryMap::default()),
+        StoreSpec::Redis(url) => Backend::Redis(RedisStore::connect(url).await?),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
+mod tests {
+    use super::*;
+
+    fn block<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn memory_counts_and_swaps() {
+        let b = Backend::Memory(MemoryMap::default());
+        block(async {
+            assert_eq!(b.increment(StoreLabel::Rate, "c", 1).await, Ok(1));
+            assert_eq!(b.increment(StoreLabel::Rate, "c", 5).await, Ok(6));
+            assert_eq!(b.increment(StoreLabel::Rate, "c", -1).await, Ok(5));
+            assert_eq!(
+                b.get(StoreLabel::Rate, "c").await,
+                Ok(Some(5i64.to_le_bytes().to_vec()))
+            );
+            assert_eq!(
+                b.get(StoreLabel::Default, "c").await,
+                Ok(None),
+                "labels are separate"
+            );
+            assert_eq!(
+                b.compare_and_swap(StoreLabel::Default, "k", None, b"a")
+                    .await,
+                Ok(true)
+            );
+            assert_eq!(
+                b.compare_and_swap(StoreLabel::Default, "k", None, b"b")
+                    .await,
+                Ok(false)
+            );
+            assert_eq!(
+                b.compare_and_swap(StoreLabel::Default, "k", Some(b"a"), b"b")
+                    .await,
+                Ok(true)
+            );
+            let r = b
+                .update::<()>(StoreLabel::Default, "k", |v| {
+                    Ok([v.unwrap_or_default(), b"!"].concat())
+                })
+                .await;
+            assert_eq!(r, Ok(Ok(b"b!".to_vec())));
+            assert_eq!(
+                b.keys(StoreLabel::Default, "k").await,
+                Ok(vec!["k".to_owned()])
+            );
+        });
+    }
+
+    #[test]
+    fn store_specs() {
+        assert_eq!("sqlite".parse(), Ok(StoreSpec::Sqlite));
+        assert_eq!("memory".parse(), Ok(StoreSpec::Memory));
+        assert_eq!(
+            "redis://127.0.0.1:1".parse(),
+            Ok(StoreSpec::Redis("redis://127.0.0.1:1".into()))
+        );
+        assert!("postgres://x".parse::<StoreSpec>().is_err());
+    }
+}
