@@ -1,11 +1,13 @@
-//! The native side of the Python package's parity tests (`python/tests`),
-//! the same document as the npm package's oracle (`wasm/examples/oracle.rs`).
+//! The native side of the Python package's parity tests (`python/tests`):
+//! the same document as the npm package's oracle (`wasm/examples/oracle.rs`,
+//! of which this is a copy, so the embed crate does not build the npm
+//! binding's crate for it).
 //!
 //! Runs the shared request fixtures (`npm/test/fixtures/requests.json`)
-//! through the core natively, against its deterministic [`MemoryStore`], and
+//! through the core natively, against its deterministic `MemoryStore`, and
 //! classifies the catalog's labelled evaluation events
 //! (`core/catalog/eval.toml`) plus the fixtures' own events with the
-//! fixtures' matchers. Prints one JSON document: what the JavaScript package
+//! fixtures' matchers. Prints one JSON document: what the Python package
 //! must answer, byte for byte (`python/tests/test_parity.py` compares).
 //!
 //! ```text
@@ -16,8 +18,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use noise_filter_core::{
-    Event, Matcher, MatcherPattern, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin,
-    run,
+    Event, Matcher, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin, pattern_list, run,
 };
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +36,9 @@ struct Fixtures {
     /// Requests, in order, against one store.
     requests: Vec<RequestCase>,
     /// Extra patterns for the `custom` matcher (built-ins at 0.5, then these).
+    /// Read as the npm package reads them (`pattern_list`).
     #[serde(default)]
-    matcher_patterns: Vec<MatcherPattern>,
+    matcher_patterns: Option<serde_json::Value>,
     /// Events to classify besides the evaluation set.
     #[serde(default)]
     events: Vec<Event>,
@@ -146,13 +148,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut kv = MemoryStore::new();
     let mut keys = BTreeMap::new();
     for seed in &fixtures.keys {
-        let new = admin::create_key(&hex24(&seed.random)?, &seed.account, &seed.label, now)?;
-        let mut value = new.record.value;
+        let made = admin::create_key(&hex24(&seed.random)?, &seed.account, &seed.label, now)?;
+        kv.set(&made.record.record, made.record.value);
         if seed.revoked {
-            value = admin::revoke_key(Some(&value), now)?.value;
+            kv.revoke(&made.key, now)?;
         }
-        kv.set(&new.record.record, value);
-        keys.insert(seed.name.clone(), new.key.expose().to_owned());
+        keys.insert(seed.name.clone(), made.key.expose().to_owned());
     }
     for account in fixtures.custom_patterns {
         kv.add_patterns(&account.account, account.patterns, now)?;
@@ -227,13 +228,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             .ok_or(format!("no request {name:?}"))
     };
     let builtin = Matcher::builtin(0.5);
-    let custom = Matcher::new(
-        builtin
-            .patterns()
-            .iter()
-            .cloned()
-            .chain(fixtures.matcher_patterns),
-    )?;
+    let custom = Matcher::new(builtin.patterns().iter().cloned().chain(
+        match &fixtures.matcher_patterns {
+            Some(list) => pattern_list::read_patterns(&Some(list))?,
+            None => Vec::new(),
+        },
+    ))?;
     let matchers: Vec<(&'static str, Matcher)> = vec![
         ("builtin", builtin),
         ("builtinAll", Matcher::builtin(0.0)),
