@@ -343,7 +343,14 @@ fn the_components_matcher_agrees_with_the_native_matcher() {
             let got: Vec<(String, String, f64, String)> = got
                 .matches
                 .into_iter()
-                .map(|m| (m.id, m.category, m.confidence, format!("{:?}", m.field)))
+                .map(|m| {
+                    let field = match m.field {
+                        matching::Field::Message => "Message".to_owned(),
+                        matching::Field::Frame(i) => format!("Frame({i})"),
+                        matching::Field::UserAgent => "UserAgent".to_owned(),
+                    };
+                    (m.id, m.category, m.confidence, field)
+                })
                 .collect();
             let want: Vec<(String, String, f64, String)> = want
                 .matches
