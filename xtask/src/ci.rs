@@ -5,7 +5,9 @@
 //! 1. setup: rustup targets; Debian packages the suites drive for real
 //!    (`redis-server` for the Redis store tests, `chromium` for the browser
 //!    tests), installed when missing and the user is root;
-//! 2. `cargo fmt --check`; `cargo clippy` on every target, warnings denied;
+//! 2. `cargo fmt --check`; `cargo clippy` on every target, warnings denied
+//!    (and on the embeddable component for `wasm32-wasip2`, the one crate
+//!    whose code only exists there);
 //! 3. the Spin component (the host's integration tests serve it);
 //! 4. every native test of the workspace (core, host, wasm binding, xtask);
 //! 5. the Spin component's glue, natively; the core's tests again with the
@@ -15,11 +17,14 @@
 //! 6. the core's tests compiled to `wasm32-wasip1`, run under Node's WASI;
 //! 7. the core builds for `wasm32-unknown-unknown` and `wasm32-wasip2`, and
 //!    its benchmarks compile;
-//! 8. the npm package: build (its matcher-only wasm with the pinned nightly
+//! 8. the embeddable component and the Python package (`cargo xtask embed
+//!    test`): a virtual environment from PyPI, pytest against the native
+//!    core's answers, the Redis store against a `redis-server` of its own;
+//! 9. the npm package: build (its matcher-only wasm with the pinned nightly
 //!    the xtask installs), then its suites in Node, Bun, Deno, workerd and
 //!    Chromium;
-//! 9. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
-//!    with that nightly and cargo-fuzz, installed when missing).
+//! 10. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
+//!     with that nightly and cargo-fuzz, installed when missing).
 
 use std::process::Command;
 use std::time::Instant;
@@ -51,6 +56,16 @@ pub(crate) fn run(_args: &[String]) -> Result {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--",
+            "--deny",
+            "warnings",
+        ]))?;
+        util::run(util::cargo().args([
+            "clippy",
+            "-p",
+            "noise-filter-embed",
+            "--target",
+            "wasm32-wasip2",
             "--",
             "--deny",
             "warnings",
@@ -88,6 +103,9 @@ pub(crate) fn run(_args: &[String]) -> Result {
             ]))?;
         }
         util::run(util::cargo().args(["bench", "-p", "noise-filter-core", "--no-run"]))
+    })?;
+    stage("embeddable component, python package", &|| {
+        crate::embed::run(&["test".to_owned()])
     })?;
     stage("npm package", &|| crate::npm::build(&["test".to_owned()]))?;
     stage("fuzz", &|| crate::fuzz::run(&[]))?;

@@ -1,0 +1,31 @@
+"""noise-filter's core in Python, through its WebAssembly component.
+
+Nothing is decided here: the matcher, the endpoint and the admin checks are
+the Rust core's, compiled once to a component (``noise_filter_core.wasm``)
+and run by wasmtime. Python converts values and keeps the store.
+"""
+
+from ._component import Core, Runtime, component_path, runtime
+from ._types import (
+    AdminStore,
+    Event,
+    Match,
+    Pattern,
+    RecordKey,
+    Refusal,
+    Response,
+    Store,
+    StoreFailure,
+    Verdict,
+)
+from .admin import Admin, CreatedKey, CustomPattern, KeyInfo, NewPattern, Revoked
+from .endpoint import Endpoint, now_millis
+from .matcher import Matcher
+from .stores import MemoryStore, RedisStore
+
+__all__ = [
+    "Admin", "AdminStore", "Core", "CreatedKey", "CustomPattern", "Endpoint", "Event",
+    "KeyInfo", "Match", "Matcher", "MemoryStore", "NewPattern", "Pattern", "RecordKey",
+    "RedisStore", "Refusal", "Response", "Revoked", "Runtime", "Store", "StoreFailure",
+    "Verdict", "component_path", "now_millis", "runtime",
+]

@@ -1,0 +1,177 @@
+"""The matcher: the core's, in the component."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Mapping, Optional, Union
+
+from . import _fast
+from ._component import Core, record, result
+from ._types import Event, Match, Pattern, Verdict
+
+_DEFAULT: Optional[Core] = None
+
+
+def _default_core() -> Core:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Core()
+    return _DEFAULT
+
+
+EventLike = Union[Event, Mapping[str, Any]]
+
+
+class Matcher:
+    """A compiled pattern set. Build one once and classify many events.
+
+    ``Matcher.builtin()`` is the built-in catalog; ``from_patterns`` and
+    ``from_response`` compile other sets (a refused pattern raises
+    :class:`noise_filter.Refusal` with the core's text). Events are
+    :class:`noise_filter.Event` or dicts in the core's JSON shape
+    (``type``, ``message``, ``frames``, ``userAgent``).
+    """
+
+    def __init__(self, _handle: Any, _core: Core) -> None:
+        self._handle = _handle
+        self._core = _core
+        self._generation = _core.generation
+
+    # -- building ---------------------------------------------------------
+
+    @classmethod
+    def builtin(cls, min_confidence: float = 0.0, *, core: Optional[Core] = None) -> "Matcher":
+        """The built-in catalog's patterns with confidence ≥ ``min_confidence``."""
+        core = core or _default_core()
+        handle = core.call("matching", "[static]matcher.builtin", float(min_confidence))
+        return cls(handle, core)
+
+    @classmethod
+    def from_patterns(
+        cls, patterns: Iterable[Union[Pattern, Mapping[str, Any]]], *, core: Optional[Core] = None
+    ) -> "Matcher":
+        """Compiles ``patterns`` (``Pattern`` or dicts with ``id``, ``pattern``,
+        ``type``, ``category``, ``confidence``), in order."""
+        core = core or _default_core()
+        lowered = [_pattern_record(p) for p in patterns]
+        handle = result(core.call("matching", "[static]matcher.from-patterns", lowered))
+        return cls(handle, core)
+
+    @classmethod
+    def from_response(cls, body: Union[bytes, str], *, core: Optional[Core] = None) -> "Matcher":
+        """Compiles the patterns of a ``/v1/filters`` or ``/api/v1/filters`` body."""
+        core = core or _default_core()
+        if isinstance(body, str):
+            body = body.encode()
+        if not isinstance(body, (bytes, bytearray)):
+            raise TypeError(f"a response body is bytes or str, not {type(body).__name__}")
+        handle = result(core.call("matching", "[static]matcher.from-response", bytes(body)))
+        return cls(handle, core)
+
+    # -- using --------------------------------------------------------------
+
+    def is_noise(self, event: EventLike) -> bool:
+        """Whether any pattern matches a text of the event."""
+        texts = _texts(event)
+        return self._core.run(lambda: _fast.read_bool(self._call("[method]matcher.is-noise", texts)))
+
+    def classify(self, event: EventLike) -> Verdict:
+        """Every pattern that matched, and which text."""
+        texts = _texts(event)
+
+        def work() -> Verdict:
+            raw = self._call("[method]matcher.classify", texts)
+            lifted = self._verdict_type().convert_from_c(raw)
+            return _verdict(lifted)
+
+        return self._core.run(work)
+
+    def patterns(self) -> List[Pattern]:
+        """The patterns, in the order they were given."""
+        self._check()
+        lifted = self._core.call("matching", "[method]matcher.patterns", self._handle)
+        return [
+            Pattern(id=p.id, pattern=p.pattern, kind=p.kind, category=p.category,
+                    confidence=p.confidence)
+            for p in lifted
+        ]
+
+    def close(self) -> None:
+        """Frees the compiled set in the component now (else when collected)."""
+        handle, self._handle = self._handle, None
+        if handle is not None and self._generation == self._core.generation:
+            self._core.run(lambda: handle.drop(self._core.store))
+
+    def __enter__(self) -> "Matcher":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle is not None:
+            self._core.defer_drop(self._generation, handle)
+
+    # -- internals ------------------------------------------------------------
+
+    def _check(self) -> None:
+        if self._handle is None:
+            raise ValueError("this matcher was closed")
+        if self._generation != self._core.generation:
+            raise RuntimeError("this matcher's component instance was restarted after a trap; "
+                               "build the matcher again")
+
+    def _call(self, name: str, texts: tuple) -> Any:
+        self._check()
+        func = self._core.func("matching", name)
+        return _fast.call_with_event(func, self._core.store, self._handle, *texts)
+
+    def _verdict_type(self) -> Any:
+        cache = self._core.__dict__.setdefault("_verdict_types", {})
+        ty = cache.get(self._core.generation)
+        if ty is None:
+            func = self._core.func("matching", "[method]matcher.classify")
+            ty = cache[self._core.generation] = func.type(self._core.store).result
+        return ty
+
+
+def _texts(event: EventLike) -> tuple:
+    if not isinstance(event, Event):
+        event = Event.from_dict(event)
+    frames = _fast.check_event(event.exception_type, event.message, event.frames,
+                               event.user_agent)
+    return (event.exception_type, event.message, frames, event.user_agent)
+
+
+def _pattern_record(p: Union[Pattern, Mapping[str, Any]]) -> Any:
+    if isinstance(p, Mapping):
+        unknown = set(p) - {"id", "pattern", "type", "kind", "category", "confidence"}
+        if unknown:
+            raise TypeError(f"unknown pattern fields: {', '.join(sorted(unknown))}")
+        p = Pattern(id=p.get("id", ""), pattern=p.get("pattern", ""),
+                    kind=p.get("type", p.get("kind", "string")),
+                    category=p.get("category", ""), confidence=p.get("confidence", 1.0))
+    if not isinstance(p, Pattern):
+        raise TypeError(f"a pattern is a Pattern or a dict, not {type(p).__name__}")
+    for name in ("id", "pattern", "category"):
+        if not isinstance(getattr(p, name), str):
+            raise TypeError(f"pattern {name} must be a str")
+    if p.kind not in ("string", "regex"):
+        raise ValueError(f"pattern type must be 'string' or 'regex', not {p.kind!r}")
+    if isinstance(p.confidence, bool) or not isinstance(p.confidence, (int, float)):
+        raise TypeError("pattern confidence must be a number")
+    return record(id=p.id, pattern=p.pattern, kind=p.kind, category=p.category,
+                  confidence=float(p.confidence))
+
+
+def _verdict(lifted: Any) -> Verdict:
+    matches = []
+    for m in lifted.matches:
+        f = m.field  # a Variant: message, frame(index), user-agent
+        name = {"message": "message", "frame": "frame", "user-agent": "userAgent"}[f.tag]
+        matches.append(Match(id=m.id, category=m.category, confidence=m.confidence, field=name,
+                             index=f.payload if f.tag == "frame" else None))
+    return Verdict(noise=bool(lifted.noise), matches=matches)
+
+
+__all__ = ["Matcher"]

@@ -1,0 +1,130 @@
+"""Two stores: in memory, and Redis in the Rust host's layout."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._types import RecordKey, StoreFailure
+
+
+def _counter(value: Optional[bytes]) -> int:
+    """A stored counter as the core reads it: ASCII decimal (what this
+    module and Redis's INCRBY write) or 8 bytes little-endian (Spin's)."""
+    if value is None:
+        return 0
+    if value and all(48 <= b <= 57 or (i == 0 and b == 45) for i, b in enumerate(value)):
+        return int(value)
+    if len(value) == 8:
+        return int.from_bytes(value, "little", signed=True)
+    raise StoreFailure("the stored value is not a counter")
+
+
+class MemoryStore:
+    """Both labels in one dict, keyed by (label, key). For tests, examples and
+    single-process deployments; counters are ASCII decimal, as in Redis."""
+
+    def __init__(self) -> None:
+        self.entries: Dict[Tuple[str, str], bytes] = {}
+        self._lock = threading.Lock()
+        #: When set, every call raises (to see the endpoint answer 503).
+        self.failing = False
+
+    def _check(self) -> None:
+        if self.failing:
+            raise StoreFailure("the memory store is set to fail")
+
+    def get(self, record: RecordKey) -> Optional[bytes]:
+        self._check()
+        return self.entries.get((record.label, record.key))
+
+    def increment(self, record: RecordKey, delta: int) -> int:
+        self._check()
+        with self._lock:
+            new = _counter(self.entries.get((record.label, record.key))) + delta
+            if not -(2**63) <= new < 2**63:
+                raise StoreFailure("the counter would overflow")
+            self.entries[(record.label, record.key)] = str(new).encode()
+            return new
+
+    def delete(self, record: RecordKey) -> None:
+        self._check()
+        self.entries.pop((record.label, record.key), None)
+
+    def set(self, record: RecordKey, value: bytes) -> None:
+        self._check()
+        self.entries[(record.label, record.key)] = bytes(value)
+
+    def keys(self, label: str, prefix: str) -> List[str]:
+        self._check()
+        return sorted(k for (l, k) in self.entries if l == label and k.startswith(prefix))
+
+    def compare_and_swap(self, record: RecordKey, expected: Optional[bytes], new: bytes) -> bool:
+        self._check()
+        with self._lock:
+            if self.entries.get((record.label, record.key)) != expected:
+                return False
+            self.entries[(record.label, record.key)] = bytes(new)
+            return True
+
+
+# The Rust host's compare-and-swap (host/src/kv.rs), so both swap alike.
+_CAS_SCRIPT = """
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[3])
+return 1
+"""
+
+
+def _glob_escape(s: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in s)
+
+
+class RedisStore:
+    """Redis in the Rust host's layout (``host/src/kv.rs``): both labels in
+    one keyspace, keys exactly as the core names them (``key/<sha256>``,
+    ``account/<a>/patterns``, ``rate/<sha256>/<window>``), counters kept by
+    ``INCRBY`` as ASCII decimal. A Python process and the host can serve
+    from one Redis: the same keys, the same counts, the same limit.
+
+    ``client`` is a ``redis.Redis`` (bytes responses: leave
+    ``decode_responses`` off), or give ``url``.
+    """
+
+    def __init__(self, client: Any = None, *, url: Optional[str] = None) -> None:
+        if client is None:
+            import redis  # the optional dependency: pip install noise-filter[redis]
+
+            client = redis.Redis.from_url(url or "redis://127.0.0.1:6379/0",
+                                          socket_timeout=2, socket_connect_timeout=2)
+        self.client = client
+        self._cas = client.register_script(_CAS_SCRIPT)
+
+    def get(self, record: RecordKey) -> Optional[bytes]:
+        value = self.client.get(record.key)
+        return None if value is None else bytes(value)
+
+    def increment(self, record: RecordKey, delta: int) -> int:
+        return int(self.client.incrby(record.key, delta))
+
+    def delete(self, record: RecordKey) -> None:
+        self.client.delete(record.key)
+
+    def set(self, record: RecordKey, value: bytes) -> None:
+        self.client.set(record.key, value)
+
+    def keys(self, label: str, prefix: str) -> List[str]:
+        found = set()
+        for key in self.client.scan_iter(match=_glob_escape(prefix) + "*", count=1000):
+            found.add(key.decode() if isinstance(key, bytes) else key)
+        return sorted(found)
+
+    def compare_and_swap(self, record: RecordKey, expected: Optional[bytes], new: bytes) -> bool:
+        written = self._cas(keys=[record.key],
+                            args=["1" if expected is not None else "0", expected or b"", new])
+        return int(written) == 1

@@ -1,0 +1,78 @@
+"""The matcher's Python surface, and bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from noise_filter import Event, Matcher, Pattern, Refusal
+
+ETHEREUM = {"type": "TypeError", "message": "Cannot redefine property: ethereum",
+            "frames": ["chrome-extension://abc/inpage.js"]}
+
+
+def test_builtin_catalog_classifies_and_says_which_text() -> None:
+    m = Matcher.builtin()
+    verdict = m.classify(ETHEREUM)
+    assert verdict.noise and m.is_noise(ETHEREUM)
+    fields = {(x.field, x.index) for x in verdict.matches}
+    assert ("message", None) in fields and ("frame", 0) in fields
+    clean = Event(message="ValueError: invoice total is negative",
+                  frames=["https://app.example.com/main.js"])
+    assert not m.is_noise(clean) and m.classify(clean).matches == []
+
+
+def test_min_confidence_narrows_the_catalog() -> None:
+    assert len(Matcher.builtin(0.9).patterns()) < len(Matcher.builtin(0.0).patterns())
+
+
+def test_patterns_round_trip_in_order() -> None:
+    pats = [Pattern(id="a", pattern="widget.js"),
+            Pattern(id="b", pattern=r"^Boom \d+$", kind="regex", category="custom",
+                    confidence=0.5)]
+    m = Matcher.from_patterns(pats)
+    assert m.patterns() == pats
+    assert m.classify({"message": "boom 12"}).to_dict()["matches"][0]["id"] == "b"
+
+
+def test_a_regex_outside_the_subset_is_refused_with_the_cores_text() -> None:
+    with pytest.raises(Refusal, match="pattern bad: .*look-around"):
+        Matcher.from_patterns([{"id": "bad", "pattern": "(?<=x)y", "type": "regex"}])
+    with pytest.raises(Refusal, match="empty"):
+        Matcher.from_patterns([{"id": "e", "pattern": ""}])
+    with pytest.raises(Refusal, match="not a pattern list"):
+        Matcher.from_response(b"<html>")
+
+
+@pytest.mark.parametrize("event, why", [
+    ({"message": 3}, "message must be a str"),
+    ({"frames": "app.js"}, "sequence of str"),
+    ({"frames": ["a.js", None]}, r"frames\[1\]"),
+    ({"msg": "x"}, "unknown event fields: msg"),
+    ("TypeError", "an event is a dict"),
+])
+def test_a_malformed_event_is_a_type_error_and_the_matcher_still_works(event, why) -> None:
+    m = Matcher.builtin()
+    with pytest.raises(TypeError, match=why):
+        m.is_noise(event)
+    with pytest.raises(TypeError, match=why):
+        m.classify(event)
+    assert m.is_noise(ETHEREUM)
+
+
+def test_bad_pattern_fields_are_type_errors() -> None:
+    with pytest.raises(ValueError, match="'string' or 'regex'"):
+        Matcher.from_patterns([{"id": "x", "pattern": "y", "type": "glob"}])
+    with pytest.raises(TypeError, match="confidence"):
+        Matcher.from_patterns([{"id": "x", "pattern": "y", "confidence": "high"}])
+
+
+def test_a_closed_matcher_says_so() -> None:
+    m = Matcher.builtin()
+    m.close()
+    with pytest.raises(ValueError, match="closed"):
+        m.is_noise(ETHEREUM)
+
+
+def test_non_ascii_texts_cross_intact() -> None:
+    m = Matcher.from_patterns([{"id": "fr", "pattern": "échec de chargement"}])
+    assert m.is_noise({"message": "ÉCHEC DE CHARGEMENT du module"})

@@ -1,0 +1,46 @@
+"""The Redis store: the Rust host's layout, against a real redis-server."""
+
+from __future__ import annotations
+
+import pytest
+
+redis = pytest.importorskip("redis")
+
+from noise_filter import Admin, Endpoint, RedisStore  # noqa: E402
+
+NOW = 1_795_435_210_500
+
+
+def test_keys_counters_and_patterns_in_the_hosts_layout(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    store = RedisStore(client)
+    admin = Admin(store)
+    made = admin.create_key("acme", "ci", now=NOW)
+    admin.add_patterns("acme", ["acme-widget.js"], now=NOW)
+    assert client.exists(f"key/{made.hash}") and client.exists("account/acme/patterns")
+
+    endpoint = Endpoint(store)
+    auth = [("authorization", f"Bearer {made.key}")]
+    for _ in range(3):
+        assert endpoint.handle("GET", "/v1/filters", auth, now=NOW).status == 200
+    window = NOW // 60_000
+    # INCRBY's ASCII decimal, under the key the core names: what the host reads.
+    assert client.get(f"rate/{made.hash}/{window}") == b"3"
+    # A count the host made (INCRBY) is the same counter for Python.
+    client.incrby(f"rate/{made.hash}/{window}", 996)
+    assert endpoint.handle("GET", "/v1/filters", auth, now=NOW).status == 200
+    assert endpoint.handle("GET", "/v1/filters", auth, now=NOW).status == 429
+    assert client.get(f"rate/{made.hash}/{window}") == b"1000"  # the 429 was refunded
+
+    admin.revoke_key(made.hash, now=NOW)
+    assert endpoint.handle("GET", "/v1/filters", auth, now=NOW + 120_000).status == 401
+
+
+def test_a_lost_redis_is_503(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    made = Admin(RedisStore(client)).create_key("acme", now=NOW)
+    gone = RedisStore(redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2))
+    response = Endpoint(gone).handle("GET", "/v1/filters",
+                                     [("authorization", f"Bearer {made.key}")], now=NOW)
+    assert response.status == 503

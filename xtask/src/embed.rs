@@ -1,0 +1,233 @@
+//! The core as a WebAssembly component for any wasmtime embedding, and the
+//! Python package on it (`cargo xtask embed <build|wheel|test|bench>`).
+//!
+//! | subcommand | what it does |
+//! |---|---|
+//! | `build` (default) | builds `noise-filter-embed` for `wasm32-wasip2` (the component of the WIT world `noise-filter:core/embed`), copies it into `python/src/noise_filter/`, prints its size raw and gzip, and, with `wasm-tools` on the PATH, checks it imports nothing beyond the store and WASI's CLI basics |
+//! | `wheel` | `build`, then the wheel into `<target>/python/dist` |
+//! | `test` | `build`, the native oracle (`embed/examples/dump.rs`), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest |
+//! | `bench` | `build`, the environment, then `python/bench/is_noise.py` |
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::util::{self, Result};
+
+const TARGET: &str = "wasm32-wasip2";
+/// Built for speed, as the Spin component (root `Cargo.toml`).
+const PROFILE: &str = "component";
+/// What the Python virtual environment needs from PyPI.
+const PYPI: &[&str] = &[
+    "wasmtime>=50,<51",
+    "pytest",
+    "redis>=5",
+    "setuptools>=61",
+    "wheel",
+];
+/// Import prefixes the component may have: its own store, and the WASI
+/// interfaces Rust's standard library links (docs/DECISIONS.md).
+const ALLOWED_IMPORTS: &[&str] = &[
+    "noise-filter:core/",
+    "wasi:io/",
+    "wasi:cli/",
+    "wasi:random/insecure-seed",
+];
+
+pub(crate) fn run(args: &[String]) -> Result {
+    match args.first().map(String::as_str) {
+        None | Some("build") => build().map(|_| ()),
+        Some("wheel") => wheel(),
+        Some("test") => test(),
+        Some("bench") => bench(),
+        Some(other) => Err(format!(
+            "unknown subcommand {other:?}: use build, wheel, test or bench"
+        )),
+    }
+}
+
+fn python_dir() -> PathBuf {
+    util::root().join("python")
+}
+
+fn work_dir() -> PathBuf {
+    util::target_dir().join("python")
+}
+
+/// Builds the component and places it in the Python package.
+pub(crate) fn build() -> Result<PathBuf> {
+    util::ensure_targets(&[TARGET])?;
+    util::run(util::cargo().args([
+        "build",
+        "--package",
+        "noise-filter-embed",
+        "--target",
+        TARGET,
+        "--profile",
+        PROFILE,
+    ]))?;
+    let wasm = util::target_dir()
+        .join(TARGET)
+        .join(PROFILE)
+        .join("noise_filter_embed.wasm");
+    let shipped = python_dir().join("src/noise_filter/noise_filter_core.wasm");
+    std::fs::copy(&wasm, &shipped).map_err(|e| {
+        format!(
+            "cannot copy {} to {}: {e}",
+            wasm.display(),
+            shipped.display()
+        )
+    })?;
+    let raw = std::fs::metadata(&shipped).map_or(0, |m| m.len());
+    let gzip = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(&shipped)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| o.stdout.len());
+    eprintln!(
+        "component: {} ({raw} bytes, {} gzip -9)",
+        shipped.display(),
+        gzip.map_or_else(|| "?".to_owned(), |n| format!("{n} bytes"))
+    );
+    check_imports(&shipped)?;
+    Ok(shipped)
+}
+
+/// With `wasm-tools` installed: the component imports only what the world
+/// says and what Rust's std links (no `wasi:http`, nothing of Spin).
+fn check_imports(wasm: &std::path::Path) -> Result {
+    if !util::have("wasm-tools") {
+        eprintln!(
+            "(wasm-tools not installed: imports not checked; cargo install --locked wasm-tools)"
+        );
+        return Ok(());
+    }
+    let out = Command::new("wasm-tools")
+        .args(["component", "wit"])
+        .arg(wasm)
+        .output()
+        .map_err(|e| format!("cannot run wasm-tools: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "wasm-tools component wit failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let wit = String::from_utf8_lossy(&out.stdout);
+    let imports: Vec<&str> = wit
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("import "))
+        .map(|l| l.trim_end_matches(';'))
+        .collect();
+    let unexpected: Vec<&&str> = imports
+        .iter()
+        .filter(|i| !ALLOWED_IMPORTS.iter().any(|a| i.starts_with(a)))
+        .collect();
+    if !unexpected.is_empty() {
+        return Err(format!("the component imports {unexpected:?}"));
+    }
+    eprintln!("imports: {}", imports.join(", "));
+    Ok(())
+}
+
+/// The virtual environment (created once, reused): its python.
+fn venv() -> Result<PathBuf> {
+    let dir = work_dir().join("venv");
+    let python = dir.join("bin/python");
+    if !python.is_file() {
+        std::fs::create_dir_all(work_dir()).map_err(|e| e.to_string())?;
+        util::run(Command::new("python3").args(["-m", "venv"]).arg(&dir))?;
+    }
+    util::run(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(PYPI),
+    )?;
+    // A wheel build from the folder, as a user's `pip install python/`.
+    util::run(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(["--no-deps", "--no-build-isolation", "--force-reinstall"])
+            .arg(python_dir()),
+    )?;
+    Ok(python)
+}
+
+fn wheel() -> Result {
+    build()?;
+    let python = venv()?;
+    util::run(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+            ])
+            .arg("--wheel-dir")
+            .arg(work_dir().join("dist"))
+            .arg(python_dir()),
+    )?;
+    eprintln!("wheel: {}", work_dir().join("dist").display());
+    Ok(())
+}
+
+/// The native core's answers to the shared fixtures: what Python must give.
+fn oracle() -> Result<PathBuf> {
+    util::run(util::cargo().args(["build", "-p", "noise-filter-embed", "--example", "dump"]))?;
+    let exe = util::target_dir().join("debug/examples/dump");
+    let out = Command::new(&exe)
+        .arg(util::root().join("npm/test/fixtures/requests.json"))
+        .arg(util::root().join("core/catalog/eval.toml"))
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "the oracle failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let path = work_dir().join("oracle.json");
+    std::fs::write(&path, out.stdout).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+fn test() -> Result {
+    build()?;
+    let oracle = oracle()?;
+    let python = venv()?;
+    // Run from the tests' folder so `noise_filter` is the installed wheel,
+    // not the source tree.
+    util::run(
+        Command::new(&python)
+            .current_dir(python_dir())
+            .env("NOISE_FILTER_ORACLE", &oracle)
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]),
+    )
+}
+
+fn bench() -> Result {
+    build()?;
+    let python = venv()?;
+    util::run(
+        Command::new(&python)
+            .current_dir(python_dir())
+            .arg("bench/is_noise.py")
+            .arg(util::root().join("core/catalog/eval.toml")),
+    )
+}
