@@ -14,11 +14,11 @@
 //! | `matching.matcher` | [`Matcher`]: `builtin`, `new`, `from_response`, `classify`, `is_noise`, `patterns` |
 //! | `endpoint.handle` | [`noise_filter_core::run`] over the imported store |
 //! | `admin.*` | [`noise_filter_core::admin`]'s pure functions |
-
 //!
 //! The bindings and the exports exist only in the component
-//! (`target_arch = "wasm32"`); natively the crate is empty but for its
-//! example `dump`, the native side of the Python package's parity tests.
+//! (`target_arch = "wasm32"`); natively the crate is empty. The Python
+//! package's parity tests compare with the npm tests' native oracle
+//! (`wasm/examples/oracle.rs`).
 
 #[cfg(target_arch = "wasm32")]
 mod component;

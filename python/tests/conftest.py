@@ -2,7 +2,7 @@
 
 `cargo xtask embed test` writes the oracle (the native core's answers to
 `npm/test/fixtures/requests.json` and its verdicts on `core/catalog/eval.toml`,
-`embed/examples/dump.rs`) and points `NOISE_FILTER_ORACLE` at it.
+`wasm/examples/oracle.rs`) and points `NOISE_FILTER_ORACLE` at it.
 """
 
 from __future__ import annotations
