@@ -204,8 +204,9 @@ fn oracle() -> Result<PathBuf> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
+    std::fs::create_dir_all(work_dir()).map_err(|e| e.to_string())?;
     let path = work_dir().join("oracle.json");
-    std::fs::write(&path, out.stdout).map_err(|e| e.to_string())?;
+    std::fs::write(&path, out.stdout).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 
