@@ -14,11 +14,17 @@ const SERVER_PROFILE: &str = "server";
 
 /// Builds the Spin component; returns the path of the `.wasm` file.
 pub(crate) fn build() -> Result<PathBuf> {
+    build_package("noise-filter-spin")
+}
+
+/// Builds `package` as a `wasm32-wasip2` component in the `component`
+/// profile (the Spin component, the embeddable core); returns its `.wasm`.
+pub(crate) fn build_package(package: &str) -> Result<PathBuf> {
     util::ensure_targets(&[TARGET])?;
     util::run(util::cargo().args([
         "build",
         "--package",
-        "noise-filter-spin",
+        package,
         "--target",
         TARGET,
         "--profile",
@@ -27,7 +33,7 @@ pub(crate) fn build() -> Result<PathBuf> {
     let wasm = util::target_dir()
         .join(TARGET)
         .join(PROFILE)
-        .join("noise_filter_spin.wasm");
+        .join(format!("{}.wasm", package.replace('-', "_")));
     if !wasm.is_file() {
         return Err(format!("the build left no component at {}", wasm.display()));
     }

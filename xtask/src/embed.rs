@@ -13,9 +13,6 @@ use std::process::Command;
 
 use crate::util::{self, Result};
 
-const TARGET: &str = "wasm32-wasip2";
-/// Built for speed, as the Spin component (root `Cargo.toml`).
-const PROFILE: &str = "component";
 /// What the Python virtual environment needs from PyPI.
 const PYPI: &[&str] = &[
     "wasmtime>=50,<51",
@@ -55,20 +52,7 @@ fn work_dir() -> PathBuf {
 
 /// Builds the component and places it in the Python package.
 pub(crate) fn build() -> Result<PathBuf> {
-    util::ensure_targets(&[TARGET])?;
-    util::run(util::cargo().args([
-        "build",
-        "--package",
-        "noise-filter-embed",
-        "--target",
-        TARGET,
-        "--profile",
-        PROFILE,
-    ]))?;
-    let wasm = util::target_dir()
-        .join(TARGET)
-        .join(PROFILE)
-        .join("noise_filter_embed.wasm");
+    let wasm = crate::component::build_package("noise-filter-embed")?;
     let shipped = python_dir().join("src/noise_filter/noise_filter_core.wasm");
     std::fs::copy(&wasm, &shipped).map_err(|e| {
         format!(
@@ -139,27 +123,21 @@ fn venv() -> Result<PathBuf> {
         std::fs::create_dir_all(work_dir()).map_err(|e| e.to_string())?;
         util::run(Command::new("python3").args(["-m", "venv"]).arg(&dir))?;
     }
-    util::run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(PYPI),
-    )?;
+    let pip_install = || {
+        let mut pip = Command::new(&python);
+        pip.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ]);
+        pip
+    };
+    util::run(pip_install().args(PYPI))?;
     // A wheel build from the folder, as a user's `pip install python/`.
     util::run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
+        pip_install()
             .args(["--no-deps", "--no-build-isolation", "--force-reinstall"])
             .arg(python_dir()),
     )?;
