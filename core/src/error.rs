@@ -28,6 +28,10 @@ pub enum Rejection {
     BadParameter(ParamError),
     /// The query string is longer than [`crate::MAX_QUERY_LEN`] bytes (414).
     QueryTooLong,
+    /// The HTTP request itself is malformed: no `Host` header, or more than
+    /// one (400). The shell's HTTP layer finds this before the request is one
+    /// the core can read, and answers it through [`Rejection::response`].
+    MalformedRequest,
     /// The key-value store failed; nothing was written (503).
     StoreUnavailable,
     /// The runtime around the core could not handle the request at all (the
@@ -49,7 +53,7 @@ impl Rejection {
             | Rejection::ApiKeyRequired
             | Rejection::InvalidApiKey => 401,
             Rejection::RateLimited { .. } => 429,
-            Rejection::BadParameter(_) => 400,
+            Rejection::BadParameter(_) | Rejection::MalformedRequest => 400,
             Rejection::QueryTooLong => 414,
             Rejection::StoreUnavailable | Rejection::HandlerFailed => 503,
             Rejection::CorruptRecord => 500,
@@ -67,6 +71,9 @@ impl Rejection {
             Rejection::RateLimited { .. } => "Rate limit exceeded".into(),
             Rejection::BadParameter(p) => p.to_string(),
             Rejection::QueryTooLong => ParamError::QueryTooLong.to_string(),
+            Rejection::MalformedRequest => {
+                "Bad request: exactly one Host header is required".into()
+            }
             Rejection::StoreUnavailable => {
                 "Service unavailable: the key-value store did not answer".into()
             }

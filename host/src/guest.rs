@@ -96,7 +96,7 @@ pub fn add_to_linker(linker: &mut Linker<Guest>) -> wasmtime::Result<()> {
 }
 
 fn log(error: &KvError) -> String {
-    eprintln!("key-value store error: {error}");
+    tracing::warn!("key-value store error: {error}");
     error.0.clone()
 }
 

@@ -35,6 +35,17 @@ use noise_filter_host::{admin, serve};
 struct Cli {
     #[command(flatten)]
     store: StoreArgs,
+    /// Log lines on stderr as `text` or `json` (one object per line). What
+    /// is logged: `RUST_LOG` (default `info`: one `access` line per request,
+    /// warnings, errors; `RUST_LOG=warn` drops the access lines).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        env = "NOISE_FILTER_LOG_FORMAT"
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -47,13 +58,60 @@ struct StoreArgs {
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
     /// Store of the `default` label (keys, custom patterns): `sqlite` or
-    /// `redis://host:port`.
-    #[arg(long, global = true, default_value = "sqlite", value_name = "STORE")]
+    /// `redis://[user:password@]host:port[/db]` (`rediss://` for TLS). Give
+    /// a URL with a password through the environment, not the command line
+    /// (`ps` shows the command line).
+    #[arg(
+        long,
+        global = true,
+        default_value = "sqlite",
+        value_name = "STORE",
+        env = "NOISE_FILTER_STORE",
+        hide_env_values = true
+    )]
     store: StoreSpec,
     /// Store of the `rate` label (counters): `memory`, `sqlite` or
-    /// `redis://host:port`. Default: `memory`, or the same Redis as `--store`.
-    #[arg(long, global = true, value_name = "STORE")]
+    /// `redis://…`. Default: `memory`, or the same Redis as `--store`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "STORE",
+        env = "NOISE_FILTER_RATE_STORE",
+        hide_env_values = true
+    )]
     rate_store: Option<StoreSpec>,
+    /// How long one call to a Redis store may take before it counts as a
+    /// store failure: the request gets the store's 503, an admin command
+    /// fails. Connecting may take up to 5 s.
+    #[arg(long, global = true, value_name = "MS", env = "NOISE_FILTER_STORE_TIMEOUT_MS",
+          default_value_t = store::DEFAULT_DEADLINE.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    store_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Logs through `tracing` to stderr. A log line that cannot be written (a
+/// full disk under the log file) is dropped, never a failure of the request
+/// that wrote it.
+fn init_logs(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Its own report of a failed write is an `eprintln!`, which panics
+        // when stderr cannot be written either.
+        .log_internal_errors(false);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).init(),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,6 +230,7 @@ enum PatternsCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logs(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -206,17 +265,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             StoreSpec::Redis(url) => StoreSpec::Redis(url.clone()),
             _ => StoreSpec::Memory,
         });
-    let describe = |spec: &StoreSpec| match spec {
-        StoreSpec::Sqlite => format!("sqlite {}", sqlite_path.display()),
-        StoreSpec::Memory => "memory".to_owned(),
-        StoreSpec::Redis(url) => url.clone(),
-    };
     let store_line = format!(
         "store: default = {}, rate = {}",
-        describe(&cli.store.store),
-        describe(&rate)
+        cli.store.store.describe(&sqlite_path),
+        rate.describe(&sqlite_path)
     );
-    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path).await?;
+    let deadline = std::time::Duration::from_millis(cli.store.store_timeout_ms);
+    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path, deadline).await?;
     match cli.command {
         Command::Serve(args) => {
             let component = args.component.clone().unwrap_or_else(default_component);
@@ -226,6 +281,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 fixed_time_ms: args.fixed_time_ms,
                 reuse: args.max_instance_reuse_count,
             };
+            // A store that does not answer now fails the start, within
+            // seconds, rather than every request after it.
+            stores.ping().await.context("the store does not answer")?;
             let ready = serve::start(&options).await?;
             println!("{store_line}");
             if !args.no_demo_key {

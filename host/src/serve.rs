@@ -128,7 +128,7 @@ pub fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
         Ok(cache) => {
             config.cache(Some(cache));
         }
-        Err(e) => eprintln!("no compilation cache ({e}); compiling every start"),
+        Err(e) => tracing::warn!("no compilation cache ({e}); compiling every start"),
     }
     let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
     let bytes = std::fs::read(component).with_context(|| {
@@ -178,10 +178,10 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let base = format!("http://{}", listener.local_addr()?);
     println!("listening on {base}");
-    eprintln!(
-        "component {} ready in {} ms",
-        options.component.display(),
-        started.elapsed().as_millis()
+    tracing::info!(
+        component = %options.component.display(),
+        ready_ms = started.elapsed().as_millis() as u64,
+        "component ready"
     );
     Ok(Ready {
         pre,
@@ -208,16 +208,16 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
                 Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait, go on.
-                    eprintln!("accept failed: {e}");
+                    tracing::warn!("accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             },
             _ = tokio::signal::ctrl_c() => {
-                eprintln!(
-                    "interrupted, stopping (requests served: {}, instances made: {})",
-                    server.requests.load(Ordering::Relaxed),
-                    server.instances.load(Ordering::Relaxed)
+                tracing::info!(
+                    requests = server.requests.load(Ordering::Relaxed),
+                    instances = server.instances.load(Ordering::Relaxed),
+                    "interrupted, stopping"
                 );
                 return Ok(());
             }
@@ -238,7 +238,7 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
                 .await
                 && !e.is_incomplete_message()
             {
-                eprintln!("connection error: {e}");
+                tracing::debug!("connection error: {e}");
             }
         });
     }
@@ -273,13 +273,30 @@ impl Server {
         self: &Arc<Self>,
         request: hyper::Request<hyper::body::Incoming>,
     ) -> hyper::Response<HyperOutgoingBody> {
-        match self.call_guest(request).await {
-            Ok(response) => response,
-            Err(e) => {
-                eprintln!("request failed in the host: {e:#}");
-                host_error(&noise_filter_core::Rejection::HandlerFailed)
+        let started = std::time::Instant::now();
+        let access = AccessLine::of(&request, &self.requests);
+        // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2), and wasi:http
+        // cannot make a request without an authority: refused here, with
+        // the core's 400, rather than as a failure of the component (503).
+        let response = if request
+            .headers()
+            .get_all(hyper::header::HOST)
+            .iter()
+            .count()
+            != 1
+        {
+            host_error(&noise_filter_core::Rejection::MalformedRequest)
+        } else {
+            match self.call_guest(request).await {
+                Ok(response) => response,
+                Err(e) => {
+                    tracing::error!(request_id = %access.request_id, "request failed in the host: {e:#}");
+                    host_error(&noise_filter_core::Rejection::HandlerFailed)
+                }
             }
-        }
+        };
+        access.log(response.status().as_u16(), started.elapsed());
+        response
     }
 
     /// The state of one new instance (one request).
@@ -388,7 +405,7 @@ impl Server {
         if finished.is_none() {
             tokio::spawn(async move {
                 if let Err(e) = guest.await {
-                    eprintln!("the component failed after answering: {e:#}");
+                    tracing::error!("the component failed after answering: {e:#}");
                 }
             });
         }
@@ -407,6 +424,65 @@ impl Server {
                 Err(outcome.context("the component failed"))
             }
         }
+    }
+}
+
+/// What the access log says of one request: never the key, only the first
+/// characters of its hash (the same prefix `keys list` shows), so a line can
+/// be matched to a key without holding it.
+struct AccessLine {
+    method: hyper::Method,
+    path: String,
+    key: Option<String>,
+    request_id: String,
+}
+
+/// Longest `X-Request-Id` taken from a client; a longer or non-printable one
+/// is replaced by the host's own.
+const MAX_REQUEST_ID: usize = 128;
+
+impl AccessLine {
+    fn of<B>(request: &hyper::Request<B>, served: &AtomicU64) -> AccessLine {
+        let headers = request.headers();
+        let request_id = headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| {
+                !v.is_empty()
+                    && v.len() <= MAX_REQUEST_ID
+                    && v.bytes().all(|b| b.is_ascii_graphic())
+            })
+            .map_or_else(
+                || format!("{}-{}", std::process::id(), served.load(Ordering::Relaxed)),
+                str::to_owned,
+            );
+        let key = headers
+            .get(hyper::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(|token| {
+                noise_filter_core::KeyHash::of(token.trim())
+                    .short()
+                    .to_owned()
+            });
+        AccessLine {
+            method: request.method().clone(),
+            path: request.uri().path().to_owned(),
+            key,
+            request_id,
+        }
+    }
+
+    fn log(&self, status: u16, took: Duration) {
+        tracing::info!(
+            target: "access",
+            method = %self.method,
+            path = %self.path,
+            status,
+            latency_us = took.as_micros() as u64,
+            key = self.key.as_deref().unwrap_or("-"),
+            request_id = %self.request_id,
+        );
     }
 }
 

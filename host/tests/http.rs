@@ -472,9 +472,7 @@ fn instances_serve_at_most_the_reuse_count() {
         }
         let said = host.interrupt();
         assert!(
-            said.contains(&format!(
-                "(requests served: 10, instances made: {instances})"
-            )),
+            said.contains(&format!("requests=10 instances={instances}")),
             "reuse count {count}: {said}"
         );
     }

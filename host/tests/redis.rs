@@ -6,84 +6,11 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use noise_filter_core::{KeyHash, MemoryStore, RecordKey, StoreLabel};
 use support::{
-    Host, LIMIT_PER_MINUTE, TempDir, add_pattern, admin_ok, assert_same, burst, core_answer,
-    remaining,
+    Host, LIMIT_PER_MINUTE, RedisServer, TempDir, add_pattern, admin_ok, assert_same, burst,
+    core_answer, remaining,
 };
-
-struct Redis {
-    child: Child,
-    url: String,
-    _dir: TempDir,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn redis() -> Option<Redis> {
-    if Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        println!("SKIPPED: redis-server is not on PATH (apt-get install redis-server)");
-        return None;
-    }
-    let dir = TempDir::new("redis");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .arg("--dir")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server starts");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            let mut buf = [0u8; 7];
-            if s.write_all(b"PING\r\n").is_ok()
-                && s.read_exact(&mut buf).is_ok()
-                && &buf == b"+PONG\r\n"
-            {
-                break;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "redis-server did not come up on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Some(Redis {
-        child,
-        url: format!("redis://127.0.0.1:{port}"),
-        _dir: dir,
-    })
-}
 
 fn connection(url: &str) -> redis::Connection {
     redis::Client::open(url).unwrap().get_connection().unwrap()
@@ -109,7 +36,9 @@ type Request<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
 
 #[test]
 fn admin_and_serving_on_redis() {
-    let Some(redis) = redis() else { return };
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
     let state = TempDir::new("redis-serve");
     let (s, store) = (state.path(), ["--store", redis.url.as_str()]);
     let acme = support::create_key(s, &store, "acme");
@@ -212,7 +141,9 @@ fn admin_and_serving_on_redis() {
 
 #[test]
 fn rate_limit_and_restart_on_redis() {
-    let Some(redis) = redis() else { return };
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
     let state = TempDir::new("redis-rate");
     let (s, store) = (state.path(), ["--store", redis.url.as_str()]);
     let key = support::create_key(s, &store, "acme");

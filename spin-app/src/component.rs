@@ -24,25 +24,25 @@ fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
         Ok(fields) => fields,
         Err(error) => {
             // Core headers are static names and ASCII values: cannot happen.
-            eprintln!("response headers refused: {error:?}");
+            log!("response headers refused: {error:?}");
             Fields::new()
         }
     };
     let response = OutgoingResponse::new(fields);
     if response.set_status_code(answer.status).is_err() {
-        eprintln!("status {} refused", answer.status);
+        log!("status {} refused", answer.status);
     }
     let Ok(body) = response.body() else {
-        eprintln!("response body not available");
+        log!("response body not available");
         return;
     };
     response_out.set(response);
     if let Err(error) = write_all(&body, &answer.body) {
-        eprintln!("response body not sent: {error}");
+        log!("response body not sent: {error}");
         return;
     }
     if let Err(error) = OutgoingBody::finish(body, None) {
-        eprintln!("response body not finished: {error:?}");
+        log!("response body not finished: {error:?}");
     }
 }
 

@@ -24,7 +24,7 @@ impl std::fmt::Debug for WasiBucket {
 
 fn fail(error: store::Error) -> StoreError {
     // The reason goes to the runtime's log; the request gets the core's 503.
-    eprintln!("key-value store error: {error:?}");
+    log!("key-value store error: {error:?}");
     StoreError
 }
 

@@ -18,6 +18,18 @@
 
 pub mod glue;
 
+/// Writes one line to the runtime's log (stderr). `eprintln!` panics when
+/// stderr cannot be written (the host's log volume is full), which would
+/// trap the component and turn a logged store error into a failed request;
+/// a log line that cannot be written is dropped instead.
+#[cfg(target_arch = "wasm32")]
+macro_rules! log {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)] // the macro's `export_name` glue; no unsafe of our own
 mod component;

@@ -48,7 +48,13 @@ fn main() -> anyhow::Result<()> {
                     std::env::temp_dir().join(format!("noise-filter-bench-{}", std::process::id()))
                 });
                 let file = dir.join(SQLITE_FILE_NAME);
-                let stores = Stores::open(&args.store, &args.rate_store, &file).await?;
+                let stores = Stores::open(
+                    &args.store,
+                    &args.rate_store,
+                    &file,
+                    noise_filter_host::store::DEFAULT_DEADLINE,
+                )
+                .await?;
                 call::run(args, component, stores).await
             }
         }

@@ -31,6 +31,7 @@ use noise_filter_core::StoreLabel;
 pub use self::error::{KvError, KvResult};
 use self::memory::MemoryMap;
 use self::redis::RedisStore;
+pub use self::redis::redacted;
 pub use self::session::Session;
 pub use self::sqlite::FILE_NAME as SQLITE_FILE_NAME;
 use self::sqlite::SqliteStore;
@@ -47,6 +48,16 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Checks that the store answers now (Redis: `PING` within the
+    /// deadline; SQLite: a read of the file).
+    pub async fn ping(&self) -> KvResult<()> {
+        match self {
+            Backend::Sqlite(s) => s.get(StoreLabel::Default, "").map(drop),
+            Backend::Memory(_) => Ok(()),
+            Backend::Redis(r) => r.ping().await,
+        }
+    }
+
     /// Reads a value.
     pub async fn get(&self, label: StoreLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
         match self {
@@ -154,6 +165,12 @@ pub struct Stores {
 }
 
 impl Stores {
+    /// Checks that both labels' stores answer now.
+    pub async fn ping(&self) -> KvResult<()> {
+        self.default.ping().await?;
+        self.rate.ping().await
+    }
+
     /// The backend of `label`.
     pub fn backend(&self, label: StoreLabel) -> &Backend {
         match label {
@@ -190,19 +207,37 @@ impl std::str::FromStr for StoreSpec {
     }
 }
 
+/// How long a store call may take by default before it is a store failure
+/// (the core's 503): well under a second, so a store that does not answer
+/// costs a request half a second, not a hung connection.
+pub const DEFAULT_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
+
+impl StoreSpec {
+    /// How the startup line and errors show it: a Redis password redacted.
+    pub fn describe(&self, sqlite_path: &std::path::Path) -> String {
+        match self {
+            StoreSpec::Sqlite => format!("sqlite {}", sqlite_path.display()),
+            StoreSpec::Memory => "memory".to_owned(),
+            StoreSpec::Redis(url) => redacted(url),
+        }
+    }
+}
+
 impl Stores {
     /// Opens the labels as configured; labels on the same backend share it
-    /// (one SQLite connection pool, one Redis connection).
+    /// (one SQLite connection pool, one Redis connection). `deadline`
+    /// bounds every call to a networked store.
     pub async fn open(
         default: &StoreSpec,
         rate: &StoreSpec,
         sqlite_path: &std::path::Path,
+        deadline: std::time::Duration,
     ) -> KvResult<Stores> {
-        let default_backend = Arc::new(open_backend(default, sqlite_path).await?);
+        let default_backend = Arc::new(open_backend(default, sqlite_path, deadline).await?);
         let rate_backend = if rate == default {
             default_backend.clone()
         } else {
-            Arc::new(open_backend(rate, sqlite_path).await?)
+            Arc::new(open_backend(rate, sqlite_path, deadline).await?)
         };
         Ok(Stores {
             default: default_backend,
@@ -211,11 +246,15 @@ impl Stores {
     }
 }
 
-async fn open_backend(spec: &StoreSpec, sqlite_path: &std::path::Path) -> KvResult<Backend> {
+async fn open_backend(
+    spec: &StoreSpec,
+    sqlite_path: &std::path::Path,
+    deadline: std::time::Duration,
+) -> KvResult<Backend> {
     Ok(match spec {
         StoreSpec::Sqlite => Backend::Sqlite(SqliteStore::open(sqlite_path)?),
         StoreSpec::Memory => Backend::Memory(MemoryMap::default()),
-        StoreSpec::Redis(url) => Backend::Redis(RedisStore::connect(url).await?),
+        StoreSpec::Redis(url) => Backend::Redis(RedisStore::connect(url, deadline).await?),
     })
 }
 

@@ -140,7 +140,9 @@ impl SqliteStore {
             .and_then(|mut commit| commit.execute([]));
         match ended {
             Ok(_) => self.release(snapshot.conn),
-            Err(e) => eprintln!("sqlite: ending a read snapshot failed ({e}); connection closed"),
+            Err(e) => {
+                tracing::warn!("sqlite: ending a read snapshot failed ({e}); connection closed");
+            }
         }
     }
 
@@ -184,15 +186,29 @@ impl SqliteStore {
     }
 
     /// Atomically adds `delta` (absent: 0); returns the new value.
+    ///
+    /// The statement is stepped to its end, not just to its row: in
+    /// autocommit mode the write commits when the statement finishes, and a
+    /// commit that fails (a full disk, a read-only file) reports its error
+    /// there. `query_row` stops at the row and drops that error, so a count
+    /// that was never written came back as if it had been: the rate limit
+    /// admitted every request of a full disk.
     pub fn increment(&self, label: StoreLabel, key: &str, delta: i64) -> KvResult<i64> {
         let bytes: Vec<u8> = self.with(|c| {
-            c.prepare_cached(
+            let mut statement = c.prepare_cached(
                 "INSERT INTO spin_key_value (store, key, value) \
                  VALUES (?1, ?2, nf_add_i64le(NULL, ?3)) \
                  ON CONFLICT (store, key) DO UPDATE SET value = nf_add_i64le(value, ?3) \
                  RETURNING value",
-            )?
-            .query_row(params![label.name(), key, delta], |row| row.get(0))
+            )?;
+            let mut rows = statement.query(params![label.name(), key, delta])?;
+            let value: Vec<u8> = match rows.next()? {
+                Some(row) => row.get(0)?,
+                None => return Err(rusqlite::Error::QueryReturnedNoRows),
+            };
+            // The end of the statement: the commit, and its error if any.
+            while rows.next()?.is_some() {}
+            Ok(value)
         })?;
         Counter::decode(&bytes).ok_or_else(|| KvError("value is not a counter".into()))
     }

@@ -505,3 +505,127 @@ pub fn remaining(reply: &Reply) -> u64 {
         .expect("r=");
     r.parse().unwrap()
 }
+
+/// A real `redis-server` on a port of its own, started by the test, with its
+/// files in a temporary folder; killed when dropped.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    /// `redis://127.0.0.1:port`.
+    pub url: String,
+    extra: Vec<String>,
+    dir: TempDir,
+}
+
+impl RedisServer {
+    /// Starts one with nothing on disk (`--save ''`, no append-only file);
+    /// `None`, after saying so, when `redis-server` is not installed (CI
+    /// installs it).
+    pub fn start() -> Option<RedisServer> {
+        RedisServer::start_with(&["--save", "", "--appendonly", "no"])
+    }
+
+    /// Starts one with extra `redis-server` arguments.
+    pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            println!("SKIPPED: redis-server is not on PATH (apt-get install redis-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = TempDir::new("redis");
+        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+        let child = RedisServer::spawn(port, &extra, dir.path());
+        Some(RedisServer {
+            child,
+            port,
+            url: format!("redis://127.0.0.1:{port}"),
+            extra,
+            dir,
+        })
+    }
+
+    // The child is returned to a `RedisServer`, whose `Drop` waits for it.
+    #[allow(clippy::zombie_processes)]
+    fn spawn(port: u16, extra: &[String], dir: &Path) -> Child {
+        let mut child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(extra)
+            .arg("--dir")
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+                let mut buf = [0u8; 7];
+                if s.write_all(b"PING\r\n").is_ok()
+                    && s.read_exact(&mut buf).is_ok()
+                    && &buf == b"+PONG\r\n"
+                {
+                    return child;
+                }
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("redis-server did not come up on port {port}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: the server is gone at once, as in a crash.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same port and folder (after [`Self::kill`]).
+    pub fn restart(&mut self) {
+        self.child = RedisServer::spawn(self.port, &self.extra, self.dir.path());
+    }
+
+    /// SIGSTOP (`resume`: SIGCONT): connections stay open and nothing
+    /// answers, as with a server that hangs or a network that drops packets.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT after [`Self::pause`].
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal} failed");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.resume_quietly();
+        self.kill();
+    }
+}
+
+impl RedisServer {
+    fn resume_quietly(&self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
+    }
+}

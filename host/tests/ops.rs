@@ -1,0 +1,95 @@
+//! What an operator sees and what the HTTP layer refuses: the access log
+//! (one line per request, never the key) and requests without exactly one
+//! `Host`, answered with the core's 400 rather than a 503.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use noise_filter_core::{KeyHash, Rejection};
+use support::{Host, TempDir};
+
+/// Sends `raw` as is and reads until the server closes.
+fn raw(addr: &str, raw: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(raw).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn requests_without_exactly_one_host_get_the_core_400() {
+    let state = TempDir::new("no-host");
+    let host = Host::start(state.path(), &[]);
+    let body = String::from_utf8(Rejection::MalformedRequest.body()).unwrap();
+    let without = raw(&host.addr, b"GET /nope HTTP/1.0\r\n\r\n");
+    let twice = raw(
+        &host.addr,
+        b"GET /v1/filters HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
+    );
+    for answer in [without, twice] {
+        assert!(answer.starts_with("HTTP/1."), "{answer}");
+        assert!(answer.contains(" 400 "), "{answer}");
+        assert!(answer.ends_with(&body), "{answer}");
+        assert!(
+            answer.contains("content-type: application/json"),
+            "{answer}"
+        );
+    }
+    // One Host: the request reaches the core (its 404 for an unknown path).
+    let one = raw(&host.addr, b"GET /nope HTTP/1.0\r\nHost: a\r\n\r\n");
+    assert!(one.contains(" 404 "), "{one}");
+}
+
+#[test]
+fn one_json_access_line_per_request_without_the_key() {
+    let state = TempDir::new("access-log");
+    let s = state.path();
+    let key = support::create_key(s, &[], "acme");
+    let mut host = Host::start_with(
+        s,
+        &["--log-format", "json"],
+        &["--fixed-time-ms", &support::NOW_MS.to_string()],
+    );
+    let auth = format!("Bearer {key}");
+    let reply = host.send(
+        "GET",
+        "/api/v1/filters?minConfidence=0.9",
+        &[("authorization", &auth), ("x-request-id", "trace-42")],
+    );
+    assert_eq!(reply.status, 200);
+    assert_eq!(host.send("GET", "/nope", &[]).status, 404);
+    let stderr = host.interrupt();
+    assert!(!stderr.contains(&key), "the key is in the log");
+    let access: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|line| line["target"] == "access")
+        .collect();
+    assert_eq!(access.len(), 2, "{stderr}");
+    let first = &access[0];
+    assert_eq!(first["method"], "GET");
+    assert_eq!(first["path"], "/api/v1/filters");
+    assert_eq!(first["status"], 200);
+    assert_eq!(first["request_id"], "trace-42");
+    assert_eq!(first["key"], KeyHash::of(&key).short());
+    assert!(first["latency_us"].as_u64().is_some());
+    let second = &access[1];
+    assert_eq!(
+        (second["status"].clone(), second["key"].clone()),
+        (404.into(), "-".into())
+    );
+    // No id given: the host's own, distinct from the first.
+    assert!(
+        second["request_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty() && id != "trace-42")
+    );
+}
