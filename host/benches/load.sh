@@ -120,7 +120,7 @@ floor_all=""
 ratios=""
 for round in $(seq 1 "$ROUNDS"); do
   # shellcheck disable=SC2086
-  start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --no-demo-key --component "$COMPONENT" $HOST_ARGS
+  start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --component "$COMPONENT" $HOST_ARGS
   read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}")"
   host_rps_round="$rps"
   kill "${PIDS[-1]}"

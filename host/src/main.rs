@@ -130,19 +130,40 @@ enum Command {
 struct ServeArgs {
     /// Address to listen on (port 0: any free port; the first line printed
     /// says which).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, default_value = "127.0.0.1:8080", env = "NOISE_FILTER_LISTEN")]
     listen: SocketAddr,
-    /// The component (`noise_filter_spin.wasm`). Default: where
-    /// `cargo xtask component` puts it, beside this binary's target folder.
-    #[arg(long, value_name = "FILE")]
+    /// Time a client has to send a request's head, on a new connection and
+    /// between two requests of a kept-alive one (so also the idle timeout).
+    #[arg(long, value_name = "MS", env = "NOISE_FILTER_HEADER_READ_TIMEOUT_MS",
+          default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    header_read_timeout_ms: u64,
+    /// Most connections open at once; beyond it new clients wait in the
+    /// kernel's backlog. Keep it below `ulimit -n`.
+    #[arg(long, value_name = "N", env = "NOISE_FILTER_MAX_CONNECTIONS",
+          default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
+    /// On SIGTERM or SIGINT, how long requests in flight may take to finish.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "NOISE_FILTER_SHUTDOWN_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    shutdown_timeout_ms: u64,
+    /// The component (`noise_filter_spin.wasm`). Default: the file of that
+    /// name beside this binary, else where `cargo xtask component` puts it
+    /// in the target folder this binary was built in.
+    #[arg(long, value_name = "FILE", env = "NOISE_FILTER_COMPONENT")]
     component: Option<PathBuf>,
     /// Fix the component's wall clock at this many milliseconds since the
     /// epoch (tests: deterministic bytes and rate windows).
     #[arg(long, hide = true, value_name = "MS")]
     fixed_time_ms: Option<u64>,
-    /// Do not create a demo key when the store has none.
+    /// When the store holds no key, create one for account `demo` and print
+    /// it (`cargo xtask serve` passes it: a development convenience). A
+    /// server never mints a key by itself otherwise.
     #[arg(long)]
-    no_demo_key: bool,
+    demo_key: bool,
     /// Requests one component instance serves, one after another, before it
     /// is dropped (wasmtime serve's option of the same name). 1: a fresh
     /// instance for every request, as Spin runs a WASI 0.2 component.
@@ -280,15 +301,20 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 component,
                 fixed_time_ms: args.fixed_time_ms,
                 reuse: args.max_instance_reuse_count,
+                limits: serve::ConnectionLimits {
+                    header_read_timeout: std::time::Duration::from_millis(
+                        args.header_read_timeout_ms,
+                    ),
+                    max_connections: args.max_connections as usize,
+                    shutdown_timeout: std::time::Duration::from_millis(args.shutdown_timeout_ms),
+                },
             };
             // A store that does not answer now fails the start, within
             // seconds, rather than every request after it.
             stores.ping().await.context("the store does not answer")?;
             let ready = serve::start(&options).await?;
             println!("{store_line}");
-            if !args.no_demo_key {
-                greet(&stores.default, &ready.base).await?;
-            }
+            greet(&stores.default, &ready.base, args.demo_key).await?;
             serve::serve(ready, stores).await
         }
         Command::Keys(KeysCommand::Create {
@@ -358,12 +384,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// First run (no keys): create a demo key and show how to use it.
-async fn greet(default: &store::Backend, base: &str) -> anyhow::Result<()> {
+/// Says how many keys the store holds; with `demo` and none, creates a demo
+/// key and shows how to use it.
+async fn greet(default: &store::Backend, base: &str, demo: bool) -> anyhow::Result<()> {
     let keys = admin::list_keys(default, None).await?;
-    if !keys.is_empty() {
+    if !keys.is_empty() || !demo {
         println!(
-            "{} key(s) in the store; create another with: noise-filter-host keys create --account NAME",
+            "{} key(s) in the store; create one with: noise-filter-host keys create --account NAME",
             keys.len()
         );
         return Ok(());
@@ -422,12 +449,23 @@ fn default_state_dir() -> PathBuf {
 /// `<target>/wasm32-wasip2/component/noise_filter_spin.wasm` (the
 /// `component` profile's output), where `<target>` is the folder above this
 /// binary's profile folder (`<target>/server/…`, `<target>/release/…`).
+/// The component's file name, beside an installed binary.
+const COMPONENT_FILE: &str = "noise_filter_spin.wasm";
+
+/// An installed copy (binary and component copied into one folder, as a
+/// release archive or a container image has them) finds the file beside
+/// itself; a binary in the cargo target folder finds the one the xtask
+/// built there.
 fn default_component() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
-    component_beside(&exe)
+    let beside = exe.with_file_name(COMPONENT_FILE);
+    if beside.is_file() {
+        return beside;
+    }
+    component_in_target(&exe)
 }
 
-fn component_beside(exe: &Path) -> PathBuf {
+fn component_in_target(exe: &Path) -> PathBuf {
     let target = exe
         .parent()
         .and_then(Path::parent)
@@ -435,7 +473,7 @@ fn component_beside(exe: &Path) -> PathBuf {
     target
         .join("wasm32-wasip2")
         .join("component")
-        .join("noise_filter_spin.wasm")
+        .join(COMPONENT_FILE)
 }
 
 #[cfg(test)]
@@ -446,7 +484,7 @@ mod tests {
     #[test]
     fn component_path_beside_the_binary() {
         assert_eq!(
-            component_beside(Path::new("/t/server/noise-filter-host")),
+            component_in_target(Path::new("/t/server/noise-filter-host")),
             Path::new("/t/wasm32-wasip2/component/noise_filter_spin.wasm")
         );
     }

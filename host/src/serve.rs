@@ -57,6 +57,38 @@ pub struct ServeOptions {
     pub fixed_time_ms: Option<u64>,
     /// Requests one instance serves before it is dropped (≥ 1).
     pub reuse: u32,
+    /// What a connection may hold and for how long.
+    pub limits: ConnectionLimits,
+}
+
+/// Connection hygiene: what a slow, idle or abusive client may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Time to send a request's whole head, counted from when the server
+    /// starts waiting for it: on a new connection, and between two requests
+    /// of a kept-alive one (hyper's `header_read_timeout` covers both), so it
+    /// is also the idle keep-alive timeout. A slowloris client that drips
+    /// header bytes is closed after it.
+    pub header_read_timeout: Duration,
+    /// Most connections open at once. Beyond it the server stops accepting:
+    /// new clients wait in the kernel's backlog until a connection ends
+    /// (the header timeout frees slots held by slow clients), and the
+    /// process never runs out of file descriptors (which made `accept`
+    /// fail for everyone). Keep it below the process's `ulimit -n`.
+    pub max_connections: usize,
+    /// How long a stopping server (SIGTERM, SIGINT) waits for requests in
+    /// flight before it exits anyway.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 1024,
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
 }
 
 /// A wall clock that always reads the same instant.
@@ -156,6 +188,7 @@ pub struct Ready {
     listener: TcpListener,
     fixed_time_ms: Option<u64>,
     reuse: u32,
+    limits: ConnectionLimits,
     /// `http://<bound address>`.
     pub base: String,
 }
@@ -188,21 +221,35 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         listener,
         fixed_time_ms: options.fixed_time_ms,
         reuse: options.reuse,
+        limits: options.limits,
         base,
     })
 }
 
-/// Serves until interrupted.
+/// Serves until SIGTERM or SIGINT, then drains: stops accepting, lets the
+/// requests in flight finish (at most `shutdown_timeout`) and returns.
 pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     let Ready {
         pre,
         listener,
         fixed_time_ms,
         reuse,
+        limits,
         ..
     } = ready;
     let server = Server::new(pre, stores, fixed_time_ms, reuse);
-    loop {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot listen for SIGTERM")?;
+    let signal = loop {
+        // A free slot first: at the cap, the next client waits in the
+        // kernel's backlog rather than costing a file descriptor.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.context("connection slots closed")?,
+            _ = tokio::signal::ctrl_c() => break "SIGINT",
+            _ = terminate.recv() => break "SIGTERM",
+        };
         let (socket, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -213,35 +260,52 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
                     continue;
                 }
             },
-            _ = tokio::signal::ctrl_c() => {
-                tracing::info!(
-                    requests = server.requests.load(Ordering::Relaxed),
-                    instances = server.instances.load(Ordering::Relaxed),
-                    "interrupted, stopping"
-                );
-                return Ok(());
-            }
+            _ = tokio::signal::ctrl_c() => break "SIGINT",
+            _ = terminate.recv() => break "SIGTERM",
         };
         let _ = socket.set_nodelay(true);
         let server = server.clone();
+        let service = hyper::service::service_fn(move |request| {
+            let server = server.clone();
+            async move { Ok::<_, std::convert::Infallible>(server.handle(request).await) }
+        });
+        let connection = http1::Builder::new()
+            .keep_alive(true)
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            // hyper-util's TokioIo passes vectored writes through, so
+            // hyper sends head and body with one writev instead of
+            // first copying the ~90 KB body into its own buffer.
+            .serve_connection(TokioIo::new(socket), service);
+        let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let server = server.clone();
-                async move { Ok::<_, std::convert::Infallible>(server.handle(request).await) }
-            });
-            if let Err(e) = http1::Builder::new()
-                .keep_alive(true)
-                // hyper-util's TokioIo passes vectored writes through, so
-                // hyper sends head and body with one writev instead of
-                // first copying the ~90 KB body into its own buffer.
-                .serve_connection(TokioIo::new(socket), service)
-                .await
+            if let Err(e) = connection.await
                 && !e.is_incomplete_message()
             {
-                tracing::debug!("connection error: {e}");
+                tracing::debug!("connection closed: {e}");
             }
+            drop(slot);
         });
-    }
+    };
+    // No new connections; kept-alive idle ones are closed, requests in
+    // flight finish.
+    drop(listener);
+    let open = graceful.count();
+    tracing::info!(
+        signal,
+        open_connections = open,
+        "stopping: draining requests in flight"
+    );
+    let drained = tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_ok();
+    tracing::info!(
+        requests = server.requests.load(Ordering::Relaxed),
+        instances = server.instances.load(Ordering::Relaxed),
+        drained,
+        "stopped"
+    );
+    Ok(())
 }
 
 impl Server {

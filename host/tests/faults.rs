@@ -144,7 +144,7 @@ fn admin_and_serve_fail_within_seconds_without_redis() {
 
         let started = Instant::now();
         let mut serve = host_cmd(state.path(), &store)
-            .args(["serve", "--listen", "127.0.0.1:0", "--no-demo-key"])
+            .args(["serve", "--listen", "127.0.0.1:0"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

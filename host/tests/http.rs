@@ -534,9 +534,19 @@ fn admin_changes_take_effect_while_serving() {
 }
 
 #[test]
-fn first_run_creates_a_demo_key_with_curl_lines() {
+fn a_demo_key_only_when_asked_for() {
     let state = TempDir::new("demo");
-    let host = Host::start_with(state.path(), &[], &[]);
+    // A production start on an empty store mints nothing.
+    let plain = Host::start_with(state.path(), &[], &[]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let text = plain.greeting.lock().unwrap().clone();
+    assert!(text.contains("0 key(s)") && !text.contains("nf_"), "{text}");
+    drop(plain);
+    let listed = support::admin_ok(state.path(), &[], &["keys", "list"]);
+    assert!(!listed.contains("demo"), "{listed}");
+
+    // `cargo xtask serve` asks for one.
+    let host = Host::start_with(state.path(), &[], &["--demo-key"]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let greeting = loop {
         let text = host.greeting.lock().unwrap().clone();
@@ -558,7 +568,7 @@ fn first_run_creates_a_demo_key_with_curl_lines() {
     assert_eq!(host.get("/v1/filters", key).status, 200);
     drop(host);
 
-    let again = Host::start_with(state.path(), &[], &[]);
+    let again = Host::start_with(state.path(), &[], &["--demo-key"]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let text = again.greeting.lock().unwrap().clone();
     assert!(

@@ -93,3 +93,47 @@ fn one_json_access_line_per_request_without_the_key() {
             .is_some_and(|id| !id.is_empty() && id != "trace-42")
     );
 }
+
+#[test]
+fn sigterm_finishes_requests_in_flight_and_refuses_new_connections() {
+    let Some(redis) = support::RedisServer::start() else {
+        return;
+    };
+    let state = TempDir::new("sigterm");
+    let store = ["--store", redis.url.as_str(), "--store-timeout-ms", "8000"];
+    let key = support::create_key(state.path(), &store, "acme");
+    let mut host = Host::start(state.path(), &store);
+    assert_eq!(host.get("/v1/filters", &key).status, 200);
+
+    // A request held in flight: the store does not answer until resumed.
+    redis.pause();
+    let in_flight = {
+        let (addr, key) = (host.addr.clone(), key.clone());
+        std::thread::spawn(move || {
+            support::send(
+                &addr,
+                "GET",
+                "/v1/filters",
+                &[("authorization", &format!("Bearer {key}"))],
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &host.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        TcpStream::connect(&host.addr).is_err(),
+        "a stopping server still accepts connections"
+    );
+    redis.resume();
+    let reply = in_flight.join().unwrap();
+    assert_eq!(reply.status, 200, "the request in flight was cut off");
+    let started = std::time::Instant::now();
+    let exit = host.child.wait().unwrap();
+    assert!(exit.success(), "exited with {exit}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

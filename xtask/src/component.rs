@@ -61,7 +61,9 @@ pub(crate) fn serve(args: &[String]) -> Result {
         .join(SERVER_PROFILE)
         .join("noise-filter-host");
     let mut cmd = Command::new(&host);
-    cmd.current_dir(util::root()).arg("serve");
+    // The README's run command: a first run on an empty store gets a demo
+    // key to try (a server started any other way never mints one).
+    cmd.current_dir(util::root()).args(["serve", "--demo-key"]);
     if !args
         .iter()
         .any(|a| a == "--component" || a.starts_with("--component="))

@@ -197,9 +197,15 @@ impl Host {
 
     /// Starts `serve` on a free port with extra `serve` arguments.
     pub fn start_with(state: &Path, store_args: &[&str], extra: &[&str]) -> Host {
+        Host::start_command(state, host_cmd(state, store_args), extra)
+    }
+
+    /// Starts `serve` on a free port through `command`: the host binary and
+    /// its store arguments, or a wrapper of it (`prlimit … <host> …`).
+    pub fn start_command(state: &Path, mut command: Command, extra: &[&str]) -> Host {
         let stderr_path = state.join(format!("host-{}.stderr", unique()));
         let stderr = std::fs::File::create(&stderr_path).unwrap();
-        let mut child = host_cmd(state, store_args)
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0", "--component"])
             .arg(component())
             .args(extra)
