@@ -106,6 +106,7 @@ pub struct Delete {
 enum ReadOf {
     KeyRecord,
     PreviousCount,
+    LastWindow,
     CustomPatterns,
 }
 
@@ -116,6 +117,8 @@ enum AddFor {
     ThisRequest,
     /// Giving this request's count back (a 429 or a 304), then answering.
     Refund(Response),
+    /// Moving the key's `last` record to this window.
+    LastWindow,
 }
 
 impl Get {
@@ -133,6 +136,12 @@ impl Get {
             }
             ReadOf::PreviousCount => {
                 answers.previous = Some(value.map(|v| previous_count(v.as_deref())));
+            }
+            ReadOf::LastWindow => {
+                answers.last_window = Some(value.map(|v| {
+                    v.and_then(|bytes| Counter::decode(&bytes))
+                        .and_then(|window| u64::try_from(window).ok())
+                }));
             }
             ReadOf::CustomPatterns => answers.custom = Some(value),
         }
@@ -153,6 +162,12 @@ impl Increment {
             }
             // The refund's outcome does not change the answer already decided.
             AddFor::Refund(response) => Step::Respond(response),
+            // Housekeeping: a failure leaves stale counters behind, it does
+            // not fail the request.
+            AddFor::LastWindow => {
+                exchange.answers.marked = true;
+                exchange.step()
+            }
         }
     }
 }
@@ -162,7 +177,7 @@ impl Delete {
     /// stale counter behind, so it does not fail the request.
     pub fn resume(self, _result: Result<(), StoreError>) -> Step {
         let mut exchange = self.exchange;
-        exchange.answers.cleaned = true;
+        exchange.answers.deleted += 1;
         exchange.step()
     }
 }
@@ -220,8 +235,12 @@ struct Answers {
     count: Answer<i64>,
     /// The previous window's count.
     previous: Answer<u64>,
-    /// The counter two windows back was deleted.
-    cleaned: bool,
+    /// The key's `last` record: the window of its previous first request.
+    last_window: Answer<Option<u64>>,
+    /// Stale counters deleted so far (in [`rate::stale_windows`]' order).
+    deleted: usize,
+    /// The `last` record was moved to this window.
+    marked: bool,
     /// The account's custom-patterns record, as stored.
     custom: Answer<Option<Vec<u8>>>,
 }
@@ -286,10 +305,33 @@ impl Exchange {
             }
             RateDecision::Admitted { remaining } => self.window.allowance(remaining),
         };
-        // 8. The first request of a window deletes the counter two windows
-        // back, which is no longer read, so counters do not pile up.
-        if current == 1 && self.window.index >= 2 && !answers.cleaned {
-            return Next::Delete(self.counter(2));
+        // 8. The first request of a window deletes the key's counters that
+        // are no longer read, whatever the gap since its last request
+        // (`rate::stale_windows` says which and why that catches them all),
+        // then moves the key's `last` record to this window. Housekeeping:
+        // a store error here does not fail the request.
+        if current == 1 {
+            let read = match &answers.last_window {
+                None => {
+                    let record = RecordKey::rate_last_window(&self.hash);
+                    return Next::Read(record, ReadOf::LastWindow);
+                }
+                Some(Err(StoreError)) => None,
+                Some(Ok(last)) => Some(*last),
+            };
+            if let Some(last) = read {
+                let stale = rate::stale_windows(self.window.index, last);
+                if let Some(window) = stale.get(answers.deleted) {
+                    let record = RecordKey::rate_counter(&self.hash, *window);
+                    return Next::Delete(record);
+                }
+                if !answers.marked
+                    && let Some(delta) = rate::advance_last_window(self.window.index, last)
+                {
+                    let record = RecordKey::rate_last_window(&self.hash);
+                    return Next::Add(record, delta, AddFor::LastWindow);
+                }
+            }
         }
         // 9. The parameters.
         let filter = match Filter::parse(&self.query, self.variant) {

@@ -107,8 +107,8 @@ pub use {
         DEFAULT_INCLUDE_CUSTOM, DEFAULT_MIN_CONFIDENCE, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError,
     },
     rate::{
-        LIMIT as RATE_LIMIT, RateDecision, RateWindow, UnixMillis, WINDOW_MS as RATE_WINDOW_MS,
-        decide as rate_decision,
+        COUNTER_TTL_MS as RATE_COUNTER_TTL_MS, LIMIT as RATE_LIMIT, RateDecision, RateWindow,
+        UnixMillis, WINDOW_MS as RATE_WINDOW_MS, decide as rate_decision,
     },
     store::{AccountId, Counter, CounterError, KeyRecord, RecordKey, RecordKind, StoreLabel},
 };

@@ -32,6 +32,46 @@ pub const LIMIT: u64 = 1000;
 /// Window length in milliseconds.
 pub const WINDOW_MS: u64 = 60_000;
 
+/// How long a store that can expire keys (Redis) may keep a `rate` record
+/// after its last write: a window's counter is read until the end of the
+/// next window, at most two windows after its last increment, so three is
+/// safe. The shells that can set an expiry use it as a second line behind
+/// [`stale_windows`], which works on every store.
+pub const COUNTER_TTL_MS: u64 = 3 * WINDOW_MS;
+
+/// The windows whose counters are no longer read, to delete when window
+/// `now` gets a key's first request. `last` is the window of that key's
+/// previous first request (its `rate/<hash>/last` record), if known.
+///
+/// Why this catches every stale window whatever the gaps between requests:
+/// a counter exists only for a window that had a first request, and each
+/// first request deletes the counters of the window of the previous first
+/// request and the one before it, unless they are still read (the current
+/// or the previous window). Every older counter was deleted by an earlier
+/// first request, by the same rule. So at most two deletes per key and
+/// window, and no key keeps more than its current and previous counters
+/// (and `last`). Without `last` (a store written before it existed, or an
+/// expired one) it falls back to the window two back.
+pub(crate) fn stale_windows(now: u64, last: Option<u64>) -> Vec<u64> {
+    let candidates = match last {
+        Some(last) => [Some(last), last.checked_sub(1)],
+        None => [now.checked_sub(2), None],
+    };
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|window| window.saturating_add(1) < now)
+        .collect()
+}
+
+/// What to add to a key's `last` record so that it reads `now` (it moves
+/// forward only: another instance whose clock runs ahead may have moved it
+/// further already).
+pub(crate) fn advance_last_window(now: u64, last: Option<u64>) -> Option<i64> {
+    let last = last.unwrap_or(0);
+    (last < now).then(|| i64::try_from(now - last).unwrap_or(i64::MAX))
+}
+
 /// Milliseconds since the Unix epoch, read by the shell (the core has no clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixMillis(pub u64);
@@ -148,4 +188,34 @@ fn retry_after(window: RateWindow, current: u64, previous: u64) -> u64 {
 
 fn to_seconds(ms: u128) -> u64 {
     (ms.div_ceil(1000) as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_windows_whatever_the_gaps() {
+        // First requests in windows 10, 11, 14, 15, 40: what each deletes.
+        assert_eq!(stale_windows(10, None), vec![8]);
+        // 10 is still read (the previous window); 9 may hold a count kept
+        // as 10's previous window.
+        assert_eq!(stale_windows(11, Some(10)), vec![9]);
+        assert_eq!(stale_windows(14, Some(11)), vec![11, 10]);
+        assert_eq!(stale_windows(15, Some(14)), vec![13]);
+        assert_eq!(stale_windows(40, Some(15)), vec![15, 14]);
+        // A clock behind another instance's: nothing current is deleted.
+        assert_eq!(stale_windows(40, Some(41)), Vec::<u64>::new());
+        assert_eq!(stale_windows(40, Some(40)), Vec::<u64>::new());
+        assert_eq!(stale_windows(1, None), Vec::<u64>::new());
+        assert_eq!(stale_windows(0, Some(0)), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn last_window_moves_forward_only() {
+        assert_eq!(advance_last_window(29_000_000, None), Some(29_000_000));
+        assert_eq!(advance_last_window(14, Some(11)), Some(3));
+        assert_eq!(advance_last_window(14, Some(14)), None);
+        assert_eq!(advance_last_window(14, Some(15)), None);
+    }
 }

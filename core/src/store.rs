@@ -106,6 +106,17 @@ impl RecordKey {
         }
     }
 
+    /// The window of the latest first request of the key with this hash
+    /// (a counter, so it is written with the store's atomic increment): what
+    /// tells the next window's first request which counters are stale
+    /// ([`crate::rate::stale_windows`]).
+    pub fn rate_last_window(hash: &KeyHash) -> RecordKey {
+        RecordKey {
+            kind: RecordKind::RateCounter,
+            key: format!("rate/{}/last", hash.as_str()),
+        }
+    }
+
     fn new(kind: RecordKind, rest: &str) -> RecordKey {
         RecordKey {
             kind,

@@ -144,16 +144,52 @@ fn previous_window_decays_linearly() {
     assert_eq!(admitted, LIMIT / 2);
 }
 
+/// Whatever the gaps between a key's requests, it keeps at most its current
+/// and previous counters (and its `last` record): a key used at minutes m
+/// and m+3 keeps nothing of m.
 #[test]
-fn counters_two_windows_back_are_deleted() {
+fn stale_counters_are_deleted_whatever_the_gaps() {
     let mut world = World::new();
     let key = world.key("acme");
-    world.get("/v1/filters", &key);
-    world.now = UnixMillis(world.now.0 + 2 * WINDOW_MS);
-    world.get("/v1/filters", &key);
-    let counters = world.store.keys(StoreLabel::Rate);
-    // This window's counter; the one from two windows back is gone.
-    assert_eq!(counters.len(), 1, "{counters:?}");
+    let start = world.now.0;
+    let counters = |world: &World| -> Vec<String> {
+        world
+            .store
+            .keys(StoreLabel::Rate)
+            .into_iter()
+            .filter(|k| !k.ends_with("/last"))
+            .map(|k| k.rsplit('/').next().unwrap().to_owned())
+            .collect()
+    };
+    let window = |minutes: u64| ((start + minutes * WINDOW_MS) / WINDOW_MS).to_string();
+    for (minute, kept) in [
+        (0, vec![0]),
+        (1, vec![0, 1]),
+        (4, vec![4]),
+        (5, vec![4, 5]),
+        (6, vec![5, 6]),
+        (9, vec![9]),
+        (70, vec![70]),
+    ] {
+        world.now = UnixMillis(start + minute * WINDOW_MS);
+        for _ in 0..3 {
+            assert_eq!(world.get("/v1/filters", &key).status, 200);
+        }
+        let mut expected: Vec<String> = kept.into_iter().map(window).collect();
+        expected.sort();
+        let mut found = counters(&world);
+        found.sort();
+        assert_eq!(found, expected, "after minute {minute}");
+    }
+    // One `last` record per key, at the latest window.
+    let last: Vec<_> = world
+        .store
+        .keys(StoreLabel::Rate)
+        .into_iter()
+        .filter(|k| k.ends_with("/last"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(last.len(), 1);
 }
 
 /// Counters in either store's encoding (Spin's 8 bytes, Redis's decimal)

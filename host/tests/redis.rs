@@ -137,6 +137,18 @@ fn admin_and_serving_on_redis() {
         .query(&mut connection(&redis.url))
         .unwrap();
     assert_eq!(value, "5", "three GETs, one HEAD and one 400 from this key");
+    // Every `rate` record expires: the counter and the key's `last` record.
+    let mut con = connection(&redis.url);
+    let rate_keys: Vec<String> = redis::cmd("KEYS").arg("rate/*").query(&mut con).unwrap();
+    // Two keys were used: each has its counter and its `last` record.
+    assert_eq!(rate_keys.len(), 4, "{rate_keys:?}");
+    for key in rate_keys {
+        let ttl: i64 = redis::cmd("PTTL").arg(&key).query(&mut con).unwrap();
+        assert!(
+            ttl > 0 && ttl <= noise_filter_core::RATE_COUNTER_TTL_MS as i64,
+            "{key}: PTTL {ttl}"
+        );
+    }
 }
 
 #[test]

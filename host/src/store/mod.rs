@@ -106,7 +106,14 @@ impl Backend {
         match self {
             Backend::Sqlite(s) => s.increment(label, key, delta),
             Backend::Memory(m) => m.increment(label, key, delta),
-            Backend::Redis(r) => r.increment(key, delta).await,
+            // Redis can expire what the core's cleanup missed (a delete that
+            // failed, a key never used again): every `rate` record gets the
+            // core's lifetime with each write.
+            Backend::Redis(r) => {
+                let expiry =
+                    (label == StoreLabel::Rate).then_some(noise_filter_core::RATE_COUNTER_TTL_MS);
+                r.increment(key, delta, expiry).await
+            }
         }
     }
 

@@ -147,10 +147,30 @@ impl RedisStore {
         Ok(())
     }
 
-    pub async fn increment(&self, key: &str, delta: i64) -> KvResult<i64> {
+    /// `INCRBY`, and with `expiry_ms` a `PEXPIRE` in the same `MULTI`, so
+    /// no counter is ever left without its expiry.
+    pub async fn increment(&self, key: &str, delta: i64, expiry_ms: Option<u64>) -> KvResult<i64> {
         let mut c = self.connection.clone();
-        self.bounded(redis::cmd("INCRBY").arg(key).arg(delta).query_async(&mut c))
-            .await
+        let Some(expiry_ms) = expiry_ms else {
+            return self
+                .bounded(redis::cmd("INCRBY").arg(key).arg(delta).query_async(&mut c))
+                .await;
+        };
+        let (value,): (i64,) = self
+            .bounded(
+                redis::pipe()
+                    .atomic()
+                    .cmd("INCRBY")
+                    .arg(key)
+                    .arg(delta)
+                    .cmd("PEXPIRE")
+                    .arg(key)
+                    .arg(expiry_ms)
+                    .ignore()
+                    .query_async(&mut c),
+            )
+            .await?;
+        Ok(value)
     }
 
     pub async fn keys(&self, prefix: &str) -> KvResult<Vec<String>> {
