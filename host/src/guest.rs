@@ -119,6 +119,17 @@ fn wasi_error(e: &KvError) -> wasi_kv::Error {
     wasi_kv::Error::Other(log(e))
 }
 
+/// Runs one store call of the component, counted and timed in the metrics.
+async fn observed<T>(
+    operation: &'static str,
+    call: impl std::future::Future<Output = crate::store::KvResult<T>>,
+) -> Result<T, wasi_kv::Error> {
+    let started = std::time::Instant::now();
+    let result = call.await;
+    crate::metrics::metrics().store_call(operation, started.elapsed(), result.is_ok());
+    result.map_err(|e| wasi_error(&e))
+}
+
 impl wasi_kv::HostBucket for Guest {
     async fn get(
         &mut self,
@@ -126,11 +137,7 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(self
-            .stores
-            .get(label, &key)
-            .await
-            .map_err(|e| wasi_error(&e)))
+        Ok(observed("get", self.stores.get(label, &key)).await)
     }
 
     async fn set(
@@ -140,11 +147,7 @@ impl wasi_kv::HostBucket for Guest {
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(self
-            .stores
-            .set(label, &key, &value)
-            .await
-            .map_err(|e| wasi_error(&e)))
+        Ok(observed("set", self.stores.set(label, &key, &value)).await)
     }
 
     async fn delete(
@@ -153,11 +156,7 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(self
-            .stores
-            .delete(label, &key)
-            .await
-            .map_err(|e| wasi_error(&e)))
+        Ok(observed("delete", self.stores.delete(label, &key)).await)
     }
 
     async fn exists(
@@ -166,12 +165,9 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<bool, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(self
-            .stores
-            .get(label, &key)
+        Ok(observed("get", self.stores.get(label, &key))
             .await
-            .map(|value| value.is_some())
-            .map_err(|e| wasi_error(&e)))
+            .map(|value| value.is_some()))
     }
 
     async fn list_keys(
@@ -204,10 +200,6 @@ impl atomics::Host for Guest {
         delta: i64,
     ) -> wasmtime::Result<Result<i64, wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
-        Ok(self
-            .stores
-            .increment(label, &key, delta)
-            .await
-            .map_err(|e| wasi_error(&e)))
+        Ok(observed("increment", self.stores.increment(label, &key, delta)).await)
     }
 }

@@ -8,10 +8,12 @@
 //!   wasi:http, the key-value imports), translated to a store session.
 //! - [`store`]: the key-value stores behind the component's labels
 //!   (SQLite in Spin's layout, memory, Redis).
+//! - [`metrics`]: Prometheus metrics and the admin listener (probes).
 //! - [`admin`]: keys and custom patterns on those stores, as the core
 //!   decides them.
 
 pub mod admin;
 pub mod guest;
+pub mod metrics;
 pub mod serve;
 pub mod store;

@@ -142,6 +142,10 @@ struct ServeArgs {
     #[arg(long, value_name = "N", env = "NOISE_FILTER_MAX_CONNECTIONS",
           default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// Serve `/livez`, `/readyz` and `/metrics` (Prometheus) on this address
+    /// too (keep it off the public network). Default: not served.
+    #[arg(long, value_name = "ADDR", env = "NOISE_FILTER_ADMIN_LISTEN")]
+    admin_listen: Option<SocketAddr>,
     /// On SIGTERM or SIGINT, how long requests in flight may take to finish.
     #[arg(
         long,
@@ -308,6 +312,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     max_connections: args.max_connections as usize,
                     shutdown_timeout: std::time::Duration::from_millis(args.shutdown_timeout_ms),
                 },
+                admin_listen: args.admin_listen,
             };
             // A store that does not answer now fails the start, within
             // seconds, rather than every request after it.

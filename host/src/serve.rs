@@ -59,6 +59,8 @@ pub struct ServeOptions {
     pub reuse: u32,
     /// What a connection may hold and for how long.
     pub limits: ConnectionLimits,
+    /// Where to serve the probes and metrics (`None`: nowhere).
+    pub admin_listen: Option<SocketAddr>,
 }
 
 /// Connection hygiene: what a slow, idle or abusive client may hold.
@@ -189,6 +191,7 @@ pub struct Ready {
     fixed_time_ms: Option<u64>,
     reuse: u32,
     limits: ConnectionLimits,
+    admin: Option<TcpListener>,
     /// `http://<bound address>`.
     pub base: String,
 }
@@ -210,7 +213,18 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let base = format!("http://{}", listener.local_addr()?);
+    let admin = match options.admin_listen {
+        Some(address) => Some(
+            TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address} (--admin-listen)"))?,
+        ),
+        None => None,
+    };
     println!("listening on {base}");
+    if let Some(admin) = &admin {
+        println!("admin (probes, metrics) on http://{}", admin.local_addr()?);
+    }
     tracing::info!(
         component = %options.component.display(),
         ready_ms = started.elapsed().as_millis() as u64,
@@ -222,6 +236,7 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         fixed_time_ms: options.fixed_time_ms,
         reuse: options.reuse,
         limits: options.limits,
+        admin,
         base,
     })
 }
@@ -235,9 +250,13 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         fixed_time_ms,
         reuse,
         limits,
+        admin,
         ..
     } = ready;
     let server = Server::new(pre, stores, fixed_time_ms, reuse);
+    if let Some(admin) = admin {
+        tokio::spawn(crate::metrics::serve_admin(admin, server.stores.clone()));
+    }
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -278,12 +297,14 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
             // first copying the ~90 KB body into its own buffer.
             .serve_connection(TokioIo::new(socket), service);
         let connection = graceful.watch(connection);
+        crate::metrics::metrics().connections(1);
         tokio::spawn(async move {
             if let Err(e) = connection.await
                 && !e.is_incomplete_message()
             {
                 tracing::debug!("connection closed: {e}");
             }
+            crate::metrics::metrics().connections(-1);
             drop(slot);
         });
     };
@@ -359,7 +380,9 @@ impl Server {
                 }
             }
         };
-        access.log(response.status().as_u16(), started.elapsed());
+        let (status, took) = (response.status().as_u16(), started.elapsed());
+        access.log(status, took);
+        crate::metrics::metrics().request(&access.path, status, took);
         response
     }
 
@@ -384,6 +407,7 @@ impl Server {
             return Ok(warm);
         }
         self.instances.fetch_add(1, Ordering::Relaxed);
+        crate::metrics::metrics().instance_created();
         let mut store = self.new_store();
         let proxy = self
             .pre

@@ -137,3 +137,81 @@ fn sigterm_finishes_requests_in_flight_and_refuses_new_connections() {
     assert!(exit.success(), "exited with {exit}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+/// The admin address a host printed (`admin (probes, metrics) on http://…`).
+fn admin_address(host: &Host) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let said = host.greeting.lock().unwrap().clone();
+        if let Some(addr) = said
+            .lines()
+            .find_map(|l| l.strip_prefix("admin (probes, metrics) on http://"))
+        {
+            return addr.trim().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no admin address in {said:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn probes_and_metrics_on_the_admin_address() {
+    let Some(redis) = support::RedisServer::start() else {
+        return;
+    };
+    let state = TempDir::new("admin-listen");
+    let store = ["--store", redis.url.as_str(), "--store-timeout-ms", "300"];
+    let key = support::create_key(state.path(), &store, "acme");
+    let host = Host::start_with(
+        state.path(),
+        &store,
+        &[
+            "--fixed-time-ms",
+            &support::NOW_MS.to_string(),
+            "--admin-listen",
+            "127.0.0.1:0",
+        ],
+    );
+    let admin = admin_address(&host);
+    assert_eq!(support::send(&admin, "GET", "/livez", &[]).status, 200);
+    assert_eq!(support::send(&admin, "GET", "/readyz", &[]).status, 200);
+    for _ in 0..3 {
+        assert_eq!(host.get("/v1/filters", &key).status, 200);
+    }
+    assert_eq!(host.send("GET", "/v1/filters", &[]).status, 401);
+    assert_eq!(host.send("GET", "/some/scan", &[]).status, 404);
+    let metrics = support::send(&admin, "GET", "/metrics", &[]);
+    assert_eq!(metrics.status, 200);
+    let text = String::from_utf8(metrics.body).unwrap();
+    for line in [
+        "noise_filter_requests_total{route=\"/v1/filters\",status=\"200\"} 3",
+        "noise_filter_requests_total{route=\"/v1/filters\",status=\"401\"} 1",
+        "noise_filter_requests_total{route=\"other\",status=\"404\"} 1",
+        "noise_filter_request_duration_seconds_count{route=\"/v1/filters\"} 4",
+        "noise_filter_store_calls_total{operation=\"increment\",outcome=\"ok\"}",
+        "noise_filter_instances_created_total",
+        "noise_filter_open_connections",
+    ] {
+        assert!(text.contains(line), "no {line:?} in\n{text}");
+    }
+    // The public port does not serve them.
+    assert_eq!(host.send("GET", "/metrics", &[]).status, 404);
+
+    // A store that does not answer: not ready, within the deadline; the
+    // failed calls are counted.
+    redis.pause();
+    let started = std::time::Instant::now();
+    let ready = support::send(&admin, "GET", "/readyz", &[]);
+    assert_eq!(ready.status, 503);
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(host.get("/v1/filters", &key).status, 503);
+    let text = String::from_utf8(support::send(&admin, "GET", "/metrics", &[]).body).unwrap();
+    assert!(
+        text.contains("noise_filter_store_calls_total{operation=\"get\",outcome=\"error\"} 1"),
+        "{text}"
+    );
+    redis.resume();
+}
