@@ -10,6 +10,8 @@
 //! component built elsewhere instead.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
+pub mod table;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
