@@ -14,15 +14,20 @@ pub struct Fixture {
 }
 
 pub fn fixture(name: &str) -> Fixture {
-    let state = TempDir::new(name);
+    fixture_in(TempDir::new(name), &[])
+}
+
+/// The same records in `state` (its SQLite file), or in the store that
+/// `store_args` name (`--store redis://…`).
+pub fn fixture_in(state: TempDir, store_args: &[&str]) -> Fixture {
     let s = state.path();
-    let acme = create_key(s, &[], "acme");
-    let beta = create_key(s, &[], "beta");
-    let revoked = create_key(s, &[], "acme");
-    add_pattern(s, &[], "acme", "acme widget exploded");
+    let acme = create_key(s, store_args, "acme");
+    let beta = create_key(s, store_args, "beta");
+    let revoked = create_key(s, store_args, "acme");
+    add_pattern(s, store_args, "acme", "acme widget exploded");
     admin_ok(
         s,
-        &[],
+        store_args,
         &[
             "patterns",
             "add",
@@ -40,8 +45,8 @@ pub fn fixture(name: &str) -> Fixture {
             "our gateway",
         ],
     );
-    add_pattern(s, &[], "beta", "beta gadget melted");
-    admin_ok(s, &[], &["keys", "revoke", &hash_prefix(&revoked)]);
+    add_pattern(s, store_args, "beta", "beta gadget melted");
+    admin_ok(s, store_args, &["keys", "revoke", &hash_prefix(&revoked)]);
     Fixture {
         state,
         acme,
@@ -123,7 +128,7 @@ impl Table {
                 "variant A",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -131,7 +136,7 @@ impl Table {
                 "variant B",
                 "GET",
                 "/api/v1/filters",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -139,7 +144,7 @@ impl Table {
                 "A categories",
                 "GET",
                 "/v1/filters?categories=bot-traffic,network-issue&minConfidence=0.3",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -147,7 +152,7 @@ impl Table {
                 "B categories",
                 "GET",
                 "/api/v1/filters?categories=BOT_TRAFFIC,OTHER",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -155,7 +160,7 @@ impl Table {
                 "A custom category",
                 "GET",
                 "/v1/filters?categories=custom",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -163,7 +168,7 @@ impl Table {
                 "includeCustom=false",
                 "GET",
                 "/v1/filters?includeCustom=false",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -171,7 +176,7 @@ impl Table {
                 "minConfidence=0.99",
                 "GET",
                 "/api/v1/filters?minConfidence=0.99",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -179,7 +184,7 @@ impl Table {
                 "lowercase bearer",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", &lower)],
+                vec![("authorization", lower)],
                 200,
                 None,
             ),
@@ -187,7 +192,7 @@ impl Table {
                 "other account",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", &b)],
+                vec![("authorization", b)],
                 200,
                 None,
             ),
@@ -195,7 +200,7 @@ impl Table {
                 "HEAD",
                 "HEAD",
                 "/v1/filters",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 200,
                 None,
             ),
@@ -235,7 +240,7 @@ impl Table {
                 "header twice",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", &a), ("authorization", &a)],
+                vec![("authorization", a), ("authorization", a)],
                 401,
                 Some(MISSING),
             ),
@@ -251,7 +256,7 @@ impl Table {
                 "unknown key",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", &unknown)],
+                vec![("authorization", unknown)],
                 401,
                 Some(INVALID),
             ),
@@ -267,7 +272,7 @@ impl Table {
                 "revoked key",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", &r)],
+                vec![("authorization", r)],
                 401,
                 Some(INVALID),
             ),
@@ -275,7 +280,7 @@ impl Table {
                 "minConfidence=2",
                 "GET",
                 "/v1/filters?minConfidence=2",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 400,
                 None,
             ),
@@ -283,7 +288,7 @@ impl Table {
                 "minConfidence=abc",
                 "GET",
                 "/api/v1/filters?minConfidence=abc",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 400,
                 None,
             ),
@@ -291,7 +296,7 @@ impl Table {
                 "includeCustom=maybe",
                 "GET",
                 "/v1/filters?includeCustom=maybe",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 400,
                 None,
             ),
@@ -299,7 +304,7 @@ impl Table {
                 "B spelling on A",
                 "GET",
                 "/v1/filters?categories=BOT_TRAFFIC",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 400,
                 None,
             ),
@@ -307,7 +312,7 @@ impl Table {
                 "A spelling on B",
                 "GET",
                 "/api/v1/filters?categories=bot-traffic",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 400,
                 None,
             ),
@@ -315,23 +320,23 @@ impl Table {
                 "parameter twice",
                 "GET",
                 "/v1/filters?minConfidence=0.5&minConfidence=0.6",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 400,
                 None,
             ),
             (
                 "17 categories",
                 "GET",
-                &many,
-                vec![("authorization", &a)],
+                many,
+                vec![("authorization", a)],
                 400,
                 None,
             ),
             (
                 "query over 2 KiB",
                 "GET",
-                &long_query,
-                vec![("authorization", &a)],
+                long_query,
+                vec![("authorization", a)],
                 414,
                 None,
             ),
@@ -339,7 +344,7 @@ impl Table {
                 "unknown path",
                 "GET",
                 "/v2/filters",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 404,
                 Some("Not found"),
             ),
@@ -355,7 +360,7 @@ impl Table {
                 "POST",
                 "POST",
                 "/v1/filters",
-                vec![("authorization", &a)],
+                vec![("authorization", a)],
                 405,
                 None,
             ),
