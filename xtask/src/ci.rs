@@ -4,7 +4,10 @@
 //!
 //! 1. setup: rustup targets; Debian packages the suites drive for real
 //!    (`redis-server` for the Redis store tests, `chromium` for the browser
-//!    tests), installed when missing and the user is root;
+//!    tests), installed when missing and the user is root; the Spin CLI
+//!    (`SPIN_BIN` when set, else `spin` on PATH, else the one
+//!    `../shared/tools/spin/install` unpacks), so the host's `spin` tests run
+//!    the component under real `spin up`;
 //! 2. `cargo fmt --check`; `cargo clippy` on every target, warnings denied
 //!    (and on the embeddable component for `wasm32-wasip2`, the one crate
 //!    whose code only exists there);
@@ -26,6 +29,8 @@
 //! 10. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
 //!     with that nightly and cargo-fuzz, installed when missing).
 
+use std::cell::OnceCell;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
@@ -44,9 +49,12 @@ pub(crate) fn run(_args: &[String]) -> Result {
         stages.push((name, t.elapsed().as_secs_f64()));
         outcome.map_err(|e| format!("stage '{name}' failed: {e}"))
     };
+    let spin: OnceCell<Option<PathBuf>> = OnceCell::new();
     stage("setup", &|| {
         util::ensure_targets(&TARGETS)?;
-        ensure_debian_packages(&[("redis-server", "redis-server"), ("chromium", "chromium")])
+        ensure_debian_packages(&[("redis-server", "redis-server"), ("chromium", "chromium")])?;
+        let _ = spin.set(find_spin()?);
+        Ok(())
     })?;
     stage("format", &|| {
         util::run(util::cargo().args(["fmt", "--all", "--check"]))
@@ -73,7 +81,12 @@ pub(crate) fn run(_args: &[String]) -> Result {
     })?;
     stage("spin component", &|| crate::component::build().map(|_| ()))?;
     stage("native tests", &|| {
-        util::run(util::cargo().args(["test", "--workspace", "--exclude", "noise-filter-spin"]))
+        let mut cmd = util::cargo();
+        cmd.args(["test", "--workspace", "--exclude", "noise-filter-spin"]);
+        if let Some(Some(bin)) = spin.get() {
+            cmd.env("SPIN_BIN", bin);
+        }
+        util::run(&mut cmd)
     })?;
     stage("spin glue tests", &|| {
         util::run(util::cargo().args(["test", "-p", "noise-filter-spin"]))
@@ -139,6 +152,40 @@ pub(crate) fn wasm_test() -> Result {
                 "wasm32-wasip1",
             ]),
     )
+}
+
+/// The Spin CLI the host's `spin` tests drive: `SPIN_BIN`, else `spin` on
+/// PATH, else the Spin 4.0.2 that `../shared/tools/spin/install` (beside the
+/// repository, where CI puts it) unpacks. `None`, said aloud, when there is
+/// none: those tests then report themselves skipped.
+fn find_spin() -> Result<Option<PathBuf>> {
+    if let Some(bin) = std::env::var_os("SPIN_BIN") {
+        return Ok(Some(PathBuf::from(bin)));
+    }
+    if on_path("spin") {
+        return Ok(None); // the tests find it on PATH themselves
+    }
+    let install = util::root().join("../shared/tools/spin/install");
+    if !install.is_file() {
+        eprintln!(
+            "no Spin CLI (SPIN_BIN, PATH, {}): the Spin tests will be skipped",
+            install.display()
+        );
+        return Ok(None);
+    }
+    let out = Command::new(&install)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", install.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed: {}",
+            install.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    eprintln!("spin: {}", bin.display());
+    Ok(Some(bin))
 }
 
 /// Installs missing Debian packages (`(command, package)` pairs) when this

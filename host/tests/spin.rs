@@ -1,0 +1,292 @@
+//! The component under real Spin (`spin up`), as a Spin user runs it: the
+//! request table of `http.rs` answered with the core's bytes, on Spin's
+//! SQLite store and on a real Redis; and two `spin up` instances on one
+//! Redis holding the rate limit exactly.
+//!
+//! Spin is found through `SPIN_BIN`, else `spin` on PATH (`cargo xtask ci`
+//! installs Spin 4.0.2 and sets `SPIN_BIN`); without it the tests say they
+//! were skipped. Keys and patterns are written by the host's admin tool
+//! into the same SQLite file or Redis that `spin up` then reads.
+#![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use noise_filter_core::{MemoryStore, Response, StoreLabel, UnixMillis};
+use support::table::{Table, fixture_in};
+use support::{LIMIT_PER_MINUTE, RedisServer, Reply, TempDir};
+
+/// The Spin CLI, or `None` after saying the test is skipped.
+fn spin_bin() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os("SPIN_BIN") {
+        return Some(PathBuf::from(bin));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("spin"))
+            .find(|candidate| candidate.is_file())
+    });
+    if on_path.is_none() {
+        println!(
+            "SKIPPED: no Spin (set SPIN_BIN, or put spin on PATH; CI installs Spin 4.0.2 \
+             from ../shared/tools/spin)"
+        );
+    }
+    on_path
+}
+
+/// A `spin up` of the component, killed when dropped. `spin up` runs the
+/// app in a child process (`spin trigger http`) that outlives a killed
+/// parent, so `spin up` gets a process group of its own and the whole group
+/// is killed.
+struct SpinUp {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for SpinUp {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// The app folder: `spin.toml` as the repository ships it, its `source`
+/// pointed at the component the tests built, and a runtime config.
+fn app(dir: &Path, runtime_config: &str) {
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../spin-app/spin.toml"),
+    )
+    .unwrap();
+    let source = manifest
+        .lines()
+        .find(|l| l.starts_with("source = "))
+        .expect("spin.toml has a source");
+    let manifest = manifest.replace(
+        source,
+        &format!("source = {:?}", support::component().display().to_string()),
+    );
+    std::fs::write(dir.join("spin.toml"), manifest).unwrap();
+    std::fs::write(dir.join("runtime-config.toml"), runtime_config).unwrap();
+}
+
+fn spin_up(spin: &Path, dir: &Path) -> SpinUp {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut child = Command::new(spin)
+        .current_dir(dir)
+        .args([
+            "up",
+            "--runtime-config-file",
+            "runtime-config.toml",
+            "--listen",
+        ])
+        .arg(&addr)
+        .env("SPIN_DISABLE_TELEMETRY", "1")
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spin up starts");
+    // Spin says where it serves once it is ready.
+    let stdout = child.stdout.take().unwrap();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut ready = Some(ready_tx);
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("Serving http://")
+                && let Some(tx) = ready.take()
+            {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let up = SpinUp { child, addr };
+    ready_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("spin up did not say it was serving within 60 s");
+    up
+}
+
+fn now() -> UnixMillis {
+    UnixMillis(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64,
+    )
+}
+
+fn core_answer_at(
+    kv: &mut MemoryStore,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    at: UnixMillis,
+) -> Response {
+    let lines: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+    noise_filter_core::run(
+        &noise_filter_core::Request {
+            method,
+            target,
+            headers: &lines,
+        },
+        at,
+        kv,
+    )
+}
+
+fn same(reply: &Reply, core: &Response) -> bool {
+    let want: Vec<(String, String)> = core
+        .headers
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), v.clone()))
+        .collect();
+    reply.status == core.status
+        && reply.without_framing() == want
+        && reply.body[..] == core.body[..]
+}
+
+/// Sends every row of the table to `addr`; each answer must be the core's
+/// for the same request against the same records, at Spin's clock: the
+/// core's answer is computed for the instant before the request was sent
+/// and the one after its answer came, and Spin's must be one of the two
+/// (they differ only when a second, or a window, turned in between).
+fn run_table(addr: &str, table: &Table, mut core: MemoryStore) {
+    for (name, method, target, headers, status, _) in table.rows() {
+        let before = now();
+        let reply = support::send(addr, method, target, &headers);
+        let after = now();
+        let (mut early, mut late) = (core.clone(), core.clone());
+        let at_before = core_answer_at(&mut early, method, target, &headers, before);
+        let at_after = core_answer_at(&mut late, method, target, &headers, after);
+        core = if same(&reply, &at_before) {
+            early
+        } else if same(&reply, &at_after) {
+            late
+        } else {
+            // Show the difference against the later answer.
+            support::assert_same(&reply, &at_after, name);
+            unreachable!()
+        };
+        assert_eq!(reply.status, status, "{name}");
+    }
+}
+
+/// The `default` label of a Redis, as the core's store.
+fn redis_copy(url: &str) -> MemoryStore {
+    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    let mut kv = MemoryStore::new();
+    for key in keys
+        .into_iter()
+        .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
+    {
+        let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
+        kv.copy_in(StoreLabel::Default, &key, value);
+    }
+    kv
+}
+
+const SQLITE_CONFIG: &str = "[key_value_store.rate]\ntype = \"spin\"\n";
+
+fn redis_config(url: &str) -> String {
+    format!(
+        "[key_value_store.default]\ntype = \"redis\"\nurl = \"{url}\"\n\n\
+         [key_value_store.rate]\ntype = \"redis\"\nurl = \"{url}\"\n"
+    )
+}
+
+#[test]
+fn the_table_under_spin_on_sqlite() {
+    let Some(spin) = spin_bin() else { return };
+    let dir = TempDir::new("spin-sqlite");
+    app(dir.path(), SQLITE_CONFIG);
+    // Spin's default store: `.spin/sqlite_key_value.db` beside spin.toml.
+    let state = TempDir(dir.path().join(".spin"));
+    std::fs::create_dir_all(state.path()).unwrap();
+    let f = fixture_in(state, &[]);
+    let core = support::memory_copy(&f.state.db());
+    let up = spin_up(&spin, dir.path());
+    run_table(&up.addr, &Table::new(&f), core);
+}
+
+#[test]
+fn the_table_under_spin_on_redis() {
+    let Some(spin) = spin_bin() else { return };
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let dir = TempDir::new("spin-redis");
+    app(dir.path(), &redis_config(&redis.url));
+    let f = fixture_in(TempDir::new("spin-redis-admin"), &["--store", &redis.url]);
+    let core = redis_copy(&redis.url);
+    let up = spin_up(&spin, dir.path());
+    run_table(&up.addr, &Table::new(&f), core);
+}
+
+#[test]
+fn two_spin_instances_on_one_redis_admit_exactly_the_limit() {
+    let Some(spin) = spin_bin() else { return };
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = ["--store", redis.url.as_str()];
+    let admin = TempDir::new("spin-two-admin");
+    let key = support::create_key(admin.path(), &store, "acme");
+    let (one, two) = (TempDir::new("spin-one"), TempDir::new("spin-two"));
+    app(one.path(), &redis_config(&redis.url));
+    app(two.path(), &redis_config(&redis.url));
+    let instances = [spin_up(&spin, one.path()), spin_up(&spin, two.path())];
+    // The whole burst inside one window: the sliding window would admit
+    // more across a boundary.
+    let into_minute = now().0 % 60_000;
+    if into_minute > 40_000 {
+        std::thread::sleep(Duration::from_millis(60_000 - into_minute + 500));
+    }
+    let total = LIMIT_PER_MINUTE + 100;
+    let sent = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let addr = instances[i % 2].addr.clone();
+            let (sent, auth) = (sent.clone(), format!("Bearer {key}"));
+            std::thread::spawn(move || {
+                let (mut ok, mut limited) = (0, 0);
+                while sent.fetch_add(1, Ordering::SeqCst) < total {
+                    match support::send(&addr, "GET", "/v1/filters", &[("authorization", &auth)])
+                        .status
+                    {
+                        200 => ok += 1,
+                        429 => limited += 1,
+                        other => panic!("unexpected {other}"),
+                    }
+                }
+                (ok, limited)
+            })
+        })
+        .collect();
+    let (ok, limited) = threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .fold((0, 0), |acc, (o, l)| (acc.0 + o, acc.1 + l));
+    println!(
+        "two spin instances: {ok} admitted, {limited} limited in {:?}",
+        started.elapsed()
+    );
+    assert_eq!((ok, limited), (LIMIT_PER_MINUTE, 100));
+}
