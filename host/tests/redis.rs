@@ -179,3 +179,108 @@ fn rate_limit_and_restart_on_redis() {
     assert_eq!(remaining(&reply), 998);
     assert!(String::from_utf8_lossy(&reply.body).contains("survives restarts"));
 }
+
+/// Sends `total` requests from `key`, spread over `addrs` by 12 client
+/// threads; a request whose connection fails (its host was killed) counts
+/// as unanswered, and its thread moves on to the next host, as a load
+/// balancer would. Returns (200s, 429s, unanswered).
+fn spread(addrs: &[String], key: &str, total: usize) -> (usize, usize, usize) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sent = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..12)
+        .map(|i| {
+            let (addrs, mut at) = (addrs.to_vec(), i % addrs.len());
+            let (sent, auth) = (sent.clone(), format!("Bearer {key}"));
+            std::thread::spawn(move || {
+                let (mut ok, mut limited, mut lost) = (0, 0, 0);
+                while sent.fetch_add(1, Ordering::SeqCst) < total {
+                    let answer = support::try_send(
+                        &addrs[at],
+                        "GET",
+                        "/v1/filters",
+                        &[("authorization", &auth)],
+                    );
+                    match answer.map(|reply| reply.status) {
+                        Some(200) => ok += 1,
+                        Some(429) => limited += 1,
+                        Some(other) => panic!("unexpected {other}"),
+                        None => {
+                            lost += 1;
+                            at = (at + 1) % addrs.len();
+                        }
+                    }
+                }
+                (ok, limited, lost)
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .fold((0, 0, 0), |a, (o, l, x)| (a.0 + o, a.1 + l, a.2 + x))
+}
+
+/// Three host processes on one Redis, as on three machines: one key's
+/// limit holds across them exactly; an admin change made anywhere is seen
+/// by every host at once; a host killed mid-burst loses no key and no
+/// acknowledged count, and its replacement carries on from the same count.
+#[test]
+fn three_hosts_on_one_redis() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let dirs = [
+        TempDir::new("redis-many-a"),
+        TempDir::new("redis-many-b"),
+        TempDir::new("redis-many-c"),
+    ];
+    let store = ["--store", redis.url.as_str()];
+    let key = support::create_key(dirs[0].path(), &store, "acme");
+    let mut hosts: Vec<Host> = dirs.iter().map(|d| Host::start(d.path(), &store)).collect();
+    let addrs: Vec<String> = hosts.iter().map(|h| h.addr.clone()).collect();
+
+    // One key, 1100 requests over three hosts: exactly the limit admitted.
+    assert_eq!(spread(&addrs, &key, 1100), (LIMIT_PER_MINUTE, 100, 0));
+
+    // A key created through one machine's admin tool works on all three;
+    // revoked through another's, it is refused by all three.
+    let second = support::create_key(dirs[1].path(), &store, "beta");
+    for host in &hosts {
+        assert_eq!(host.get("/v1/filters", &second).status, 200);
+    }
+    let hash = KeyHash::of(&second).short().to_owned();
+    admin_ok(dirs[2].path(), &store, &["keys", "revoke", &hash]);
+    for host in &hosts {
+        assert_eq!(host.get("/v1/filters", &second).status, 401);
+    }
+
+    // A host SIGKILLed in the middle of a burst: every 200 anyone got was
+    // counted (a request cut off by the kill may have been counted without
+    // its answer, never the other way round).
+    let third = support::create_key(dirs[0].path(), &store, "gamma");
+    let burst = {
+        let (addrs, third) = (addrs.clone(), third.clone());
+        std::thread::spawn(move || spread(&addrs, &third, 600))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    hosts[0].kill();
+    let (ok, limited, lost) = burst.join().unwrap();
+    assert_eq!(limited, 0);
+    assert_eq!(ok + lost, 600);
+    let reply = hosts[1].get("/v1/filters", &third);
+    assert_eq!(reply.status, 200);
+    let counted = LIMIT_PER_MINUTE as u64 - remaining(&reply) - 1;
+    assert!(
+        counted >= ok as u64 && counted <= (ok + lost) as u64,
+        "{ok} answered 200, {lost} cut off, {counted} counted"
+    );
+    println!("killed host: {ok} answered, {lost} cut off, {counted} counted");
+
+    // Its replacement sees the same keys and the same count.
+    hosts[0] = Host::start(dirs[0].path(), &store);
+    let reply = hosts[0].get("/v1/filters", &third);
+    assert_eq!(remaining(&reply), LIMIT_PER_MINUTE as u64 - counted - 2);
+    assert_eq!(hosts[0].get("/v1/filters", &key).status, 429);
+    assert_eq!(hosts[0].get("/v1/filters", &second).status, 401);
+}

@@ -362,6 +362,26 @@ pub fn send(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) ->
     parse(&raw)
 }
 
+/// [`send`] to a server that may be gone: `None` when the connection is
+/// refused or cut before a whole response head came (one attempt, no retry).
+pub fn try_send(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) -> Option<Reply> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .ok()?;
+    let mut head = format!("{method} {target} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).ok()?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).ok()?;
+    raw.windows(4)
+        .any(|w| w == b"\r\n\r\n")
+        .then(|| parse(&raw))
+}
+
 fn connect(addr: &str) -> TcpStream {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
