@@ -87,6 +87,16 @@ struct StoreArgs {
           default_value_t = store::DEFAULT_DEADLINE.as_millis() as u64,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     store_timeout_ms: u64,
+    /// For `rediss://` stores: a PEM file of the certificate authorities
+    /// that sign the server's certificate (a managed Redis' CA, a private
+    /// CA). Default: the system's trust store.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "NOISE_FILTER_REDIS_CA_FILE"
+    )]
+    redis_ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -295,8 +305,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         cli.store.store.describe(&sqlite_path),
         rate.describe(&sqlite_path)
     );
-    let deadline = std::time::Duration::from_millis(cli.store.store_timeout_ms);
-    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path, deadline).await?;
+    let connect = store::ConnectOptions {
+        deadline: std::time::Duration::from_millis(cli.store.store_timeout_ms),
+        redis_ca: match &cli.store.redis_ca_file {
+            Some(file) => Some(std::fs::read(file).map_err(|e| {
+                anyhow::anyhow!("cannot read --redis-ca-file {}: {e}", file.display())
+            })?),
+            None => None,
+        },
+    };
+    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path, &connect).await?;
     match cli.command {
         Command::Serve(args) => {
             let component = args.component.clone().unwrap_or_else(default_component);

@@ -284,3 +284,125 @@ fn three_hosts_on_one_redis() {
     assert_eq!(hosts[0].get("/v1/filters", &key).status, 429);
     assert_eq!(hosts[0].get("/v1/filters", &second).status, 401);
 }
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs (apt-get install openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A managed Redis with in-transit encryption, as a `redis-server` with a
+/// TLS port and a certificate from a private authority: `rediss://` with
+/// `--redis-ca-file` serves and administers; without the authority the
+/// connection is refused (an unknown issuer), clearly and within seconds.
+#[test]
+fn rediss_with_a_private_authority() {
+    let certs = TempDir::new("redis-tls");
+    let dir = certs.path();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let ca = [
+        &["req", "-x509"][..],
+        &ec,
+        &["-keyout", "ca.key", "-out", "ca.crt"],
+    ]
+    .concat();
+    openssl(
+        dir,
+        &[
+            &ca[..],
+            &["-days", "2", "-subj", "/CN=noise-filter test CA"],
+        ]
+        .concat(),
+    );
+    let csr = [
+        &["req"][..],
+        &ec,
+        &["-keyout", "server.key", "-out", "server.csr"],
+    ]
+    .concat();
+    openssl(dir, &[&csr[..], &["-subj", "/CN=127.0.0.1"]].concat());
+    std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "ext",
+        ],
+    );
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let file = |name: &str| dir.join(name).display().to_string();
+    let (cert, key, ca) = (file("server.crt"), file("server.key"), file("ca.crt"));
+    // The plain port stays open for the test's own checks and readiness.
+    let Some(redis) = RedisServer::start_with(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+    ]) else {
+        return;
+    };
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let trusted = ["--store", url.as_str(), "--redis-ca-file", ca.as_str()];
+
+    let state = TempDir::new("redis-tls-state");
+    let api_key = support::create_key(state.path(), &trusted, "acme");
+    let host = Host::start(state.path(), &trusted);
+    assert_eq!(host.get("/v1/filters", &api_key).status, 200);
+    // Written over TLS into the same server.
+    let hash = KeyHash::of(&api_key);
+    let stored: Option<Vec<u8>> = redis::cmd("GET")
+        .arg(RecordKey::api_key(&hash).key())
+        .query(&mut connection(&redis.url))
+        .unwrap();
+    assert!(stored.is_some(), "the key record is in Redis");
+
+    // The system's trust store does not know the private authority.
+    let started = std::time::Instant::now();
+    let out = support::admin(state.path(), &["--store", url.as_str()], &["keys", "list"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("UnknownIssuer"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+}

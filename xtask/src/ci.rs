@@ -3,8 +3,8 @@
 //! What `.ci/run` and the README's test command run. Stages, in order:
 //!
 //! 1. setup: rustup targets; Debian packages the suites drive for real
-//!    (`redis-server` for the Redis store tests, `chromium` for the browser
-//!    tests), installed when missing and the user is root; the Spin CLI
+//!    (`redis-server` for the Redis store tests, `openssl` for their TLS
+//!    certificates, `chromium` for the browser tests), installed when missing and the user is root; the Spin CLI
 //!    (`SPIN_BIN` when set, else `spin` on PATH, else the one
 //!    `../shared/tools/spin/install` unpacks), so the host's `spin` tests run
 //!    the component under real `spin up`;
@@ -52,7 +52,11 @@ pub(crate) fn run(_args: &[String]) -> Result {
     let spin: OnceCell<Option<PathBuf>> = OnceCell::new();
     stage("setup", &|| {
         util::ensure_targets(&TARGETS)?;
-        ensure_debian_packages(&[("redis-server", "redis-server"), ("chromium", "chromium")])?;
+        ensure_debian_packages(&[
+            ("redis-server", "redis-server"),
+            ("chromium", "chromium"),
+            ("openssl", "openssl"),
+        ])?;
         let _ = spin.set(find_spin()?);
         Ok(())
     })?;

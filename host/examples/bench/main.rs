@@ -52,7 +52,7 @@ fn main() -> anyhow::Result<()> {
                     &args.store,
                     &args.rate_store,
                     &file,
-                    noise_filter_host::store::DEFAULT_DEADLINE,
+                    &noise_filter_host::store::ConnectOptions::default(),
                 )
                 .await?;
                 call::run(args, component, stores).await

@@ -214,6 +214,26 @@ impl std::str::FromStr for StoreSpec {
     }
 }
 
+/// How networked stores are reached: the deadline of every call, and for
+/// `rediss://` the certificate authorities to trust.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// How long one call may take before it is a store failure.
+    pub deadline: std::time::Duration,
+    /// PEM certificates of the authorities that sign the Redis server's
+    /// certificate (`--redis-ca-file`); `None`: the system's trust store.
+    pub redis_ca: Option<Vec<u8>>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            deadline: DEFAULT_DEADLINE,
+            redis_ca: None,
+        }
+    }
+}
+
 /// How long a store call may take by default before it is a store failure
 /// (the core's 503): well under a second, so a store that does not answer
 /// costs a request half a second, not a hung connection.
@@ -232,19 +252,19 @@ impl StoreSpec {
 
 impl Stores {
     /// Opens the labels as configured; labels on the same backend share it
-    /// (one SQLite connection pool, one Redis connection). `deadline`
-    /// bounds every call to a networked store.
+    /// (one SQLite connection pool, one Redis connection). `connect`
+    /// bounds every call to a networked store and says whom TLS trusts.
     pub async fn open(
         default: &StoreSpec,
         rate: &StoreSpec,
         sqlite_path: &std::path::Path,
-        deadline: std::time::Duration,
+        connect: &ConnectOptions,
     ) -> KvResult<Stores> {
-        let default_backend = Arc::new(open_backend(default, sqlite_path, deadline).await?);
+        let default_backend = Arc::new(open_backend(default, sqlite_path, connect).await?);
         let rate_backend = if rate == default {
             default_backend.clone()
         } else {
-            Arc::new(open_backend(rate, sqlite_path, deadline).await?)
+            Arc::new(open_backend(rate, sqlite_path, connect).await?)
         };
         Ok(Stores {
             default: default_backend,
@@ -256,12 +276,12 @@ impl Stores {
 async fn open_backend(
     spec: &StoreSpec,
     sqlite_path: &std::path::Path,
-    deadline: std::time::Duration,
+    connect: &ConnectOptions,
 ) -> KvResult<Backend> {
     Ok(match spec {
         StoreSpec::Sqlite => Backend::Sqlite(SqliteStore::open(sqlite_path)?),
         StoreSpec::Memory => Backend::Memory(MemoryMap::default()),
-        StoreSpec::Redis(url) => Backend::Redis(RedisStore::connect(url, deadline).await?),
+        StoreSpec::Redis(url) => Backend::Redis(RedisStore::connect(url, connect).await?),
     })
 }
 

@@ -13,6 +13,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::ConnectOptions;
 use super::error::{KvError, KvResult};
 
 /// How long connecting (at startup, for `serve` and every admin command)
@@ -74,13 +75,28 @@ return 1
 ";
 
 impl RedisStore {
-    /// Connects to `url` (`redis://host:port[/db]`); every command then
-    /// waits at most `deadline` for its answer. Fails within
-    /// [`CONNECT_DEADLINE`] when nothing answers.
-    pub async fn connect(url: &str, deadline: Duration) -> KvResult<RedisStore> {
+    /// Connects to `url` (`redis://host:port[/db]`, or `rediss://` for TLS,
+    /// trusting `options.redis_ca` or else the system's authorities); every
+    /// command then waits at most `options.deadline` for its answer. Fails
+    /// within [`CONNECT_DEADLINE`] when nothing answers.
+    pub async fn connect(url: &str, options: &ConnectOptions) -> KvResult<RedisStore> {
         let shown = redacted(url);
-        let client = redis::Client::open(url)
-            .map_err(|e| KvError(format!("{shown}: {}", redis_error(e))))?;
+        let deadline = options.deadline;
+        let client = if url.starts_with("rediss://") {
+            // rustls needs one process-wide crypto provider; a second
+            // install (another store) is refused harmlessly.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            redis::Client::build_with_tls(
+                url,
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: options.redis_ca.clone(),
+                },
+            )
+        } else {
+            redis::Client::open(url)
+        }
+        .map_err(|e| KvError(format!("{shown}: {}", redis_error(e))))?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(deadline.max(Duration::from_millis(100)))
             .set_response_timeout(deadline)
