@@ -32,6 +32,16 @@ pub enum Rejection {
     /// one (400). The shell's HTTP layer finds this before the request is one
     /// the core can read, and answers it through [`Rejection::response`].
     MalformedRequest,
+    /// The shell's HTTP layer could not read the request at all: bad bytes
+    /// in the request line or a header, an unsupported HTTP version, a
+    /// message whose framing contradicts itself (400).
+    UnreadableRequest,
+    /// The request line is longer than the shell's HTTP layer reads (414);
+    /// a long query within that limit is [`Rejection::QueryTooLong`].
+    RequestLineTooLong,
+    /// The header section is larger, or has more lines, than the shell's
+    /// HTTP layer reads (431).
+    HeadersTooLarge,
     /// The key-value store failed; nothing was written (503).
     StoreUnavailable,
     /// The runtime around the core could not handle the request at all (the
@@ -53,8 +63,11 @@ impl Rejection {
             | Rejection::ApiKeyRequired
             | Rejection::InvalidApiKey => 401,
             Rejection::RateLimited { .. } => 429,
-            Rejection::BadParameter(_) | Rejection::MalformedRequest => 400,
-            Rejection::QueryTooLong => 414,
+            Rejection::BadParameter(_)
+            | Rejection::MalformedRequest
+            | Rejection::UnreadableRequest => 400,
+            Rejection::QueryTooLong | Rejection::RequestLineTooLong => 414,
+            Rejection::HeadersTooLarge => 431,
             Rejection::StoreUnavailable | Rejection::HandlerFailed => 503,
             Rejection::CorruptRecord => 500,
         }
@@ -74,6 +87,9 @@ impl Rejection {
             Rejection::MalformedRequest => {
                 "Bad request: exactly one Host header is required".into()
             }
+            Rejection::UnreadableRequest => "Bad request: not a valid HTTP/1.1 request".into(),
+            Rejection::RequestLineTooLong => "Request line too long".into(),
+            Rejection::HeadersTooLarge => "Request header fields too large".into(),
             Rejection::StoreUnavailable => {
                 "Service unavailable: the key-value store did not answer".into()
             }
@@ -81,6 +97,19 @@ impl Rejection {
             Rejection::HandlerFailed => {
                 "Service unavailable: the request could not be handled".into()
             }
+        }
+    }
+
+    /// The refusal behind a status that an HTTP layer (hyper, a proxy
+    /// library) answers by itself before any request reaches the core: 400,
+    /// 414 or 431. The shell replaces such an answer with this one's
+    /// [`Rejection::response`], so even those carry the service's body.
+    pub fn of_http_layer(status: u16) -> Option<Rejection> {
+        match status {
+            400 => Some(Rejection::UnreadableRequest),
+            414 => Some(Rejection::RequestLineTooLong),
+            431 => Some(Rejection::HeadersTooLarge),
+            _ => None,
         }
     }
 

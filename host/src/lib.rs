@@ -9,11 +9,13 @@
 //! - [`store`]: the key-value stores behind the component's labels
 //!   (SQLite in Spin's layout, memory, Redis).
 //! - [`metrics`]: Prometheus metrics and the admin listener (probes).
+//! - [`refusal`]: the HTTP layer's own refusals rewritten as the core's.
 //! - [`admin`]: keys and custom patterns on those stores, as the core
 //!   decides them.
 
 pub mod admin;
 pub mod guest;
 pub mod metrics;
+pub mod refusal;
 pub mod serve;
 pub mod store;

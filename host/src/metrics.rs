@@ -156,6 +156,17 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// A request the HTTP layer refused before routing (400, 414, 431):
+    /// counted as a request of route `other`.
+    pub fn refused_by_http_layer(&self, status: u16) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: "other",
+                status: status.to_string(),
+            })
+            .inc();
+    }
+
     /// One store call of a request.
     pub fn store_call(&self, operation: &'static str, took: Duration, ok: bool) {
         let outcome = if ok { "ok" } else { "error" };

@@ -295,7 +295,11 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
             // hyper-util's TokioIo passes vectored writes through, so
             // hyper sends head and body with one writev instead of
             // first copying the ~90 KB body into its own buffer.
-            .serve_connection(TokioIo::new(socket), service);
+            // Its own 400/414/431 answers become the core's.
+            .serve_connection(
+                TokioIo::new(crate::refusal::ServiceRefusals::new(socket)),
+                service,
+            );
         let connection = graceful.watch(connection);
         crate::metrics::metrics().connections(1);
         tokio::spawn(async move {

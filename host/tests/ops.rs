@@ -48,6 +48,76 @@ fn requests_without_exactly_one_host_get_the_core_400() {
     assert!(one.contains(" 404 "), "{one}");
 }
 
+/// Requests hyper refuses before routing (bad bytes, a request line or a
+/// header section larger than it reads) get the core's JSON refusal with
+/// the same status hyper chose, on a fresh connection and after a request
+/// answered on a kept-alive one; the connection is then closed.
+#[test]
+fn the_http_layers_refusals_are_the_services() {
+    let state = TempDir::new("http-layer");
+    let host = Host::start(state.path(), &[]);
+    let long_query = format!(
+        "GET /v1/filters?{} HTTP/1.1\r\nHost: a\r\n\r\n",
+        "q".repeat(70_000)
+    );
+    let big_header = format!(
+        "GET /v1/filters HTTP/1.1\r\nHost: a\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(500_000)
+    );
+    let many_headers = format!(
+        "GET /v1/filters HTTP/1.1\r\nHost: a\r\n{}\r\n",
+        (0..200)
+            .map(|i| format!("X-{i}: v\r\n"))
+            .collect::<String>()
+    );
+    let cases: [(&[u8], Rejection); 6] = [
+        (long_query.as_bytes(), Rejection::RequestLineTooLong),
+        (big_header.as_bytes(), Rejection::HeadersTooLarge),
+        (many_headers.as_bytes(), Rejection::HeadersTooLarge),
+        (
+            b"GET /v1/fil ters HTTP/1.1\r\nHost: a\r\n\r\n",
+            Rejection::UnreadableRequest,
+        ),
+        (
+            b"GET /v1/filters HTTP/1.1\r\nHo st: a\r\n\r\n",
+            Rejection::UnreadableRequest,
+        ),
+        (
+            b"GET /v1/filters HTTP/9.9\r\nHost: a\r\n\r\n",
+            Rejection::UnreadableRequest,
+        ),
+    ];
+    for (request, rejection) in cases {
+        let answer = raw(&host.addr, request);
+        let want = rejection.response();
+        let body = String::from_utf8(want.body.to_vec()).unwrap();
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {} ", want.status)),
+            "{answer}"
+        );
+        for (name, value) in &want.headers {
+            assert!(
+                answer.contains(&format!("\r\n{name}: {value}\r\n")),
+                "{answer}"
+            );
+        }
+        assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+        assert!(answer.ends_with(&format!("\r\n\r\n{body}")), "{answer}");
+    }
+    // After a request answered on the same connection.
+    let answer = raw(
+        &host.addr,
+        b"GET /nope HTTP/1.1\r\nHost: a\r\n\r\nGET /v1/filters HTTP/1.1\r\nHo st: a\r\n\r\n",
+    );
+    let body = String::from_utf8(Rejection::UnreadableRequest.body()).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 404 "), "{answer}");
+    assert!(
+        answer.contains("{\"error\":\"Not found\"}HTTP/1.1 400 Bad Request\r\n"),
+        "{answer}"
+    );
+    assert!(answer.ends_with(&body), "{answer}");
+}
+
 #[test]
 fn one_json_access_line_per_request_without_the_key() {
     let state = TempDir::new("access-log");
