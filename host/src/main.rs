@@ -303,7 +303,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let store_line = format!(
         "store: default = {}, rate = {}",
         cli.store.store.describe(&sqlite_path),
-        rate.describe(&sqlite_path)
+        rate.describe(&store::rate_file(&sqlite_path))
     );
     let connect = store::ConnectOptions {
         deadline: std::time::Duration::from_millis(cli.store.store_timeout_ms),

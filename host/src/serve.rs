@@ -253,6 +253,7 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         admin,
         ..
     } = ready;
+    stores.spawn_wal_checkpoints();
     let server = Server::new(pre, stores, fixed_time_ms, reuse);
     if let Some(admin) = admin {
         tokio::spawn(crate::metrics::serve_admin(admin, server.stores.clone()));

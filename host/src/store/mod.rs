@@ -36,6 +36,20 @@ pub use self::session::Session;
 pub use self::sqlite::FILE_NAME as SQLITE_FILE_NAME;
 use self::sqlite::SqliteStore;
 
+/// Runs a SQLite write, which may wait for the file's write lock (another
+/// writer, a checkpoint), without holding up the other requests of this
+/// runtime worker: on tokio's multi-threaded runtime the worker's queue
+/// moves to another thread meanwhile. Reads (WAL mode: never waiting on a
+/// lock) run in place.
+fn may_block<T>(write: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(write)
+        }
+        _ => write(),
+    }
+}
+
 /// Where one label's values live.
 #[derive(Debug)]
 pub enum Backend {
@@ -70,7 +84,7 @@ impl Backend {
     /// Writes a value.
     pub async fn set(&self, label: StoreLabel, key: &str, value: &[u8]) -> KvResult<()> {
         match self {
-            Backend::Sqlite(s) => s.set(label, key, value),
+            Backend::Sqlite(s) => may_block(|| s.set(label, key, value)),
             Backend::Memory(m) => {
                 m.set(label, key, value);
                 Ok(())
@@ -82,7 +96,7 @@ impl Backend {
     /// Deletes a key (absent: fine).
     pub async fn delete(&self, label: StoreLabel, key: &str) -> KvResult<()> {
         match self {
-            Backend::Sqlite(s) => s.delete(label, key),
+            Backend::Sqlite(s) => may_block(|| s.delete(label, key)),
             Backend::Memory(m) => {
                 m.delete(label, key);
                 Ok(())
@@ -104,7 +118,7 @@ impl Backend {
     /// the new value.
     pub async fn increment(&self, label: StoreLabel, key: &str, delta: i64) -> KvResult<i64> {
         match self {
-            Backend::Sqlite(s) => s.increment(label, key, delta),
+            Backend::Sqlite(s) => may_block(|| s.increment(label, key, delta)),
             Backend::Memory(m) => m.increment(label, key, delta),
             // Redis can expire what the core's cleanup missed (a delete that
             // failed, a key never used again): every `rate` record gets the
@@ -127,7 +141,7 @@ impl Backend {
         new: &[u8],
     ) -> KvResult<bool> {
         match self {
-            Backend::Sqlite(s) => s.compare_and_swap(label, key, expected, new),
+            Backend::Sqlite(s) => may_block(|| s.compare_and_swap(label, key, expected, new)),
             Backend::Memory(m) => Ok(m.compare_and_swap(label, key, expected, new)),
             Backend::Redis(r) => r.compare_and_swap(key, expected, new).await,
         }
@@ -172,6 +186,38 @@ pub struct Stores {
 }
 
 impl Stores {
+    /// Keeps the SQLite file's WAL bounded while the server runs: once a
+    /// second, a WAL over [`sqlite::WAL_LIMIT`] is checkpointed and
+    /// truncated (off the request path, on tokio's blocking threads).
+    pub fn spawn_wal_checkpoints(&self) {
+        let Backend::Sqlite(_) = *self.rate else {
+            // Counters are the only steady writes; keys and patterns
+            // change at the admin's pace, which SQLite's own checkpoints
+            // keep up with.
+            return;
+        };
+        let backend = self.rate.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let backend = backend.clone();
+                let outcome = tokio::task::spawn_blocking(move || match &*backend {
+                    Backend::Sqlite(s) => s.checkpoint_if_over(sqlite::WAL_LIMIT),
+                    _ => Ok(None),
+                })
+                .await;
+                match outcome {
+                    Ok(Ok(Some(size))) => tracing::debug!(wal_bytes = size, "WAL truncated"),
+                    Ok(Ok(None)) => {}
+                    Ok(Err(e)) => tracing::warn!("{e}"),
+                    Err(e) => tracing::warn!("WAL checkpoint task failed: {e}"),
+                }
+            }
+        });
+    }
+
     /// Checks that both labels' stores answer now.
     pub async fn ping(&self) -> KvResult<()> {
         self.default.ping().await?;
@@ -261,16 +307,26 @@ impl Stores {
         connect: &ConnectOptions,
     ) -> KvResult<Stores> {
         let default_backend = Arc::new(open_backend(default, sqlite_path, connect).await?);
-        let rate_backend = if rate == default {
-            default_backend.clone()
-        } else {
-            Arc::new(open_backend(rate, sqlite_path, connect).await?)
+        let rate_backend = match rate {
+            // Counters in a file of their own (`sqlite::RATE_FILE_NAME`
+            // beside the store): its WAL can be truncated while requests
+            // hold read snapshots of the records (sqlite.rs, "A bounded WAL").
+            StoreSpec::Sqlite => {
+                Arc::new(open_backend(rate, &rate_file(sqlite_path), connect).await?)
+            }
+            _ if rate == default => default_backend.clone(),
+            _ => Arc::new(open_backend(rate, sqlite_path, connect).await?),
         };
         Ok(Stores {
             default: default_backend,
             rate: rate_backend,
         })
     }
+}
+
+/// The rate counters' SQLite file, beside the store's.
+pub fn rate_file(sqlite_path: &std::path::Path) -> std::path::PathBuf {
+    sqlite_path.with_file_name(sqlite::RATE_FILE_NAME)
 }
 
 async fn open_backend(

@@ -14,9 +14,28 @@
 //!
 //! **Durability.** The file is in WAL mode. Connections for the `default`
 //! label write with `synchronous = FULL`: a key or pattern the admin tool
-//! reported written is on disk, whatever happens to any process after. Each
-//! change is one statement, hence one transaction: a SIGKILL at any moment
-//! leaves the file with or without the change, never half of it.
+//! reported written is on disk, whatever happens to any process after.
+//! Connections for the `rate` label write with `synchronous = NORMAL`: a
+//! count is in the WAL file (the operating system's cache) when the
+//! statement returns, so it survives any process's death, SIGKILL included,
+//! and only a crash of the machine itself can lose the last counts since
+//! the latest checkpoint; in exchange a counted request costs no `fsync`
+//! (one per request made the SQLite rate store 16 times slower than the
+//! memory one under load; docs/BENCHMARKS.md). Each change is one
+//! statement, hence one transaction: a SIGKILL at any moment leaves the file
+//! with or without the change, never half of it.
+//!
+//! **A bounded WAL.** SQLite's own checkpoints (every 1000 pages, passive)
+//! copy the WAL back but cannot restart it while readers come and go
+//! without pause, so under steady load it grew without end.
+//! [`SqliteStore::checkpoint_if_over`], which the server calls every
+//! second, truncates it once it is over [`WAL_LIMIT`] bytes. That waits for
+//! the readers of older frames and holds writers meanwhile, so the counters
+//! live in a file of their own ([`RATE_FILE_NAME`]): a request holds its
+//! read snapshot of the records across its counter writes (one state of a
+//! key and its patterns), and in one file that reader and the checkpoint
+//! would wait on each other; a request's reads of the counters' file end
+//! before it writes there.
 //!
 //! **Increment** is one statement (`INSERT … ON CONFLICT DO UPDATE …
 //! RETURNING`) with a small SQL function that adds to the 8-byte encoding,
@@ -24,7 +43,7 @@
 //! never lose a count.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -40,11 +59,35 @@ pub(super) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS spin_key_value
 /// The file name Spin uses inside its state directory (`.spin/`).
 pub const FILE_NAME: &str = "sqlite_key_value.db";
 
-/// A pool of connections to one file.
+/// The file of the `rate` label with `--rate-store sqlite`, beside
+/// [`FILE_NAME`] (Spin: `[key_value_store.rate] type = "spin"`, `path =
+/// ".spin/sqlite_rate.db"`).
+pub(super) const RATE_FILE_NAME: &str = "sqlite_rate.db";
+
+/// The WAL size over which [`SqliteStore::checkpoint_if_over`] truncates it.
+pub(super) const WAL_LIMIT: u64 = 8 << 20;
+
+/// Pools of connections to one file: one per label, as their writes are
+/// synced differently (above).
 #[derive(Debug)]
 pub struct SqliteStore {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
+    /// Idle connections for the `default` label, then for `rate`.
+    idle: [Mutex<Vec<Connection>>; 2],
+    /// Writes take it shared, a checkpoint exclusively: SQLite's own
+    /// busy-waiting for the write lock, a sleep between tries, loses every
+    /// time to writers that hold it for microseconds each, so under load a
+    /// checkpoint never got its turn. std's lock queues new writes behind
+    /// a waiting checkpoint.
+    turns: RwLock<()>,
+}
+
+/// The pool of a label's connections.
+fn pool(label: StoreLabel) -> usize {
+    match label {
+        StoreLabel::Default => 0,
+        StoreLabel::Rate => 1,
+    }
 }
 
 fn sql_error(e: rusqlite::Error) -> KvError {
@@ -60,22 +103,27 @@ impl SqliteStore {
         }
         let store = SqliteStore {
             path: path.to_owned(),
-            idle: Mutex::new(Vec::new()),
+            idle: [Mutex::new(Vec::new()), Mutex::new(Vec::new())],
+            turns: RwLock::new(()),
         };
-        let first = store.connect()?;
+        let first = store.connect(StoreLabel::Default)?;
         first.execute_batch(CREATE_TABLE).map_err(sql_error)?;
-        store.release(first);
+        store.release(StoreLabel::Default, first);
         Ok(store)
     }
 
-    fn connect(&self) -> KvResult<Connection> {
+    fn connect(&self, label: StoreLabel) -> KvResult<Connection> {
         let conn = Connection::open(&self.path)
             .map_err(|e| KvError(format!("cannot open {}: {e}", self.path.display())))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql_error)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql_error)?;
-        conn.pragma_update(None, "synchronous", "FULL")
+        let synchronous = match label {
+            StoreLabel::Default => "FULL",
+            StoreLabel::Rate => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)
             .map_err(sql_error)?;
         conn.create_scalar_function(
             "nf_add_i64le",
@@ -93,37 +141,82 @@ impl SqliteStore {
         Ok(conn)
     }
 
-    fn release(&self, conn: Connection) {
-        self.idle
+    fn release(&self, label: StoreLabel, conn: Connection) {
+        self.idle[pool(label)]
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(conn);
     }
 
-    /// An idle connection, or a new one.
-    fn checkout(&self) -> KvResult<Connection> {
-        let idle = self
-            .idle
+    /// An idle connection for `label`, or a new one.
+    fn checkout(&self, label: StoreLabel) -> KvResult<Connection> {
+        let idle = self.idle[pool(label)]
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop();
         match idle {
             Some(conn) => Ok(conn),
-            None => self.connect(),
+            None => self.connect(label),
         }
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> KvResult<T> {
-        let conn = self.checkout()?;
+    /// Runs a write, in turn with checkpoints.
+    fn write<T>(
+        &self,
+        label: StoreLabel,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> KvResult<T> {
+        let _turn = self
+            .turns
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.with(label, f)
+    }
+
+    fn with<T>(
+        &self,
+        label: StoreLabel,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> KvResult<T> {
+        let conn = self.checkout(label)?;
         let result = f(&conn).map_err(sql_error);
-        self.release(conn);
+        self.release(label, conn);
         result
+    }
+
+    /// When the WAL file is over `limit` bytes, copies it back into the
+    /// database and truncates it (`wal_checkpoint(TRUNCATE)`: new writers
+    /// wait, up to the busy timeout, for the readers of older frames, which
+    /// hold them for one request). Returns the WAL's size before, when it
+    /// checkpointed. A checkpoint that cannot finish (readers for 5 s) is an
+    /// error; the next call tries again.
+    pub fn checkpoint_if_over(&self, limit: u64) -> KvResult<Option<u64>> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size <= limit {
+            return Ok(None);
+        }
+        // No write starts until it is done; those under way finish first.
+        let _all = self
+            .turns
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let busy: i64 = self.with(StoreLabel::Rate, |c| {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))
+        })?;
+        if busy != 0 {
+            return Err(KvError(format!(
+                "sqlite: the WAL ({size} bytes) could not be checkpointed: readers stayed"
+            )));
+        }
+        Ok(Some(size))
     }
 
     /// Opens a read snapshot: a connection in a deferred transaction, whose
     /// first read takes the file's read lock and whose later reads reuse it.
     pub fn snapshot(&self) -> KvResult<Snapshot> {
-        let conn = self.checkout()?;
+        let conn = self.checkout(StoreLabel::Default)?;
         conn.prepare_cached("BEGIN")
             .and_then(|mut begin| begin.execute([]))
             .map_err(sql_error)?;
@@ -139,7 +232,7 @@ impl SqliteStore {
             .prepare_cached("COMMIT")
             .and_then(|mut commit| commit.execute([]));
         match ended {
-            Ok(_) => self.release(snapshot.conn),
+            Ok(_) => self.release(StoreLabel::Default, snapshot.conn),
             Err(e) => {
                 tracing::warn!("sqlite: ending a read snapshot failed ({e}); connection closed");
             }
@@ -148,12 +241,12 @@ impl SqliteStore {
 
     /// Reads a value.
     pub fn get(&self, label: StoreLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
-        self.with(|c| read(c, label, key))
+        self.with(label, |c| read(c, label, key))
     }
 
     /// Writes a value.
     pub fn set(&self, label: StoreLabel, key: &str, value: &[u8]) -> KvResult<()> {
-        self.with(|c| {
+        self.write(label, |c| {
             c.prepare_cached(
                 "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
@@ -165,7 +258,7 @@ impl SqliteStore {
 
     /// Deletes a key.
     pub fn delete(&self, label: StoreLabel, key: &str) -> KvResult<()> {
-        self.with(|c| {
+        self.write(label, |c| {
             c.prepare_cached("DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2")?
                 .execute(params![label.name(), key])
                 .map(drop)
@@ -174,7 +267,7 @@ impl SqliteStore {
 
     /// Keys of `label` starting with `prefix`, sorted.
     pub fn keys(&self, label: StoreLabel, prefix: &str) -> KvResult<Vec<String>> {
-        self.with(|c| {
+        self.with(label, |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT key FROM spin_key_value WHERE store = ?1 AND substr(key, 1, ?2) = ?3 \
                  ORDER BY key",
@@ -194,7 +287,7 @@ impl SqliteStore {
     /// that was never written came back as if it had been: the rate limit
     /// admitted every request of a full disk.
     pub fn increment(&self, label: StoreLabel, key: &str, delta: i64) -> KvResult<i64> {
-        let bytes: Vec<u8> = self.with(|c| {
+        let bytes: Vec<u8> = self.write(label, |c| {
             let mut statement = c.prepare_cached(
                 "INSERT INTO spin_key_value (store, key, value) \
                  VALUES (?1, ?2, nf_add_i64le(NULL, ?3)) \
@@ -221,7 +314,7 @@ impl SqliteStore {
         expected: Option<&[u8]>,
         new: &[u8],
     ) -> KvResult<bool> {
-        let changed = self.with(|c| match expected {
+        let changed = self.write(label, |c| match expected {
             None => c
                 .prepare_cached(
                     "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3) \
