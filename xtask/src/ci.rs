@@ -13,6 +13,7 @@
 //!    whose code only exists there);
 //! 3. the Spin component (the host's integration tests serve it);
 //! 4. every native test of the workspace (core, host, wasm binding, xtask);
+//!    the host's include the component under real `spin up` (`host/tests/spin.rs`);
 //! 5. the Spin component's glue, natively; the core's tests again with the
 //!    feature sets the npm wasms use (without default features: the
 //!    matcher-only core; with `endpoint` only: the catalog rendered at
