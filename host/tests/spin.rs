@@ -1,7 +1,8 @@
 //! The component under real Spin (`spin up`), as a Spin user runs it: the
 //! request table of `http.rs` answered with the core's bytes, on Spin's
 //! SQLite store and on a real Redis; and two `spin up` instances on one
-//! Redis holding the rate limit exactly.
+//! Redis holding the rate limit exactly, one of them with the runtime
+//! config of the SpinKube Secret in `deploy/spinkube/`.
 //!
 //! Spin is found through `SPIN_BIN`, else `spin` on PATH (`cargo xtask ci`
 //! installs Spin 4.0.2 and sets `SPIN_BIN`); without it the tests say they
@@ -204,6 +205,27 @@ fn redis_copy(url: &str) -> MemoryStore {
 
 const SQLITE_CONFIG: &str = "[key_value_store.rate]\ntype = \"spin\"\n";
 
+/// The runtime config a SpinKube deployment gets: the `runtime-config.toml`
+/// of `deploy/spinkube/runtime-config.secret.yaml`, its cluster Redis
+/// address replaced by `url`.
+fn spinkube_config(url: &str) -> String {
+    let secret = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/spinkube/runtime-config.secret.yaml"),
+    )
+    .unwrap();
+    // The block scalar under `runtime-config.toml: |`, indented four spaces.
+    let config: String = secret
+        .lines()
+        .skip_while(|line| line.trim() != "runtime-config.toml: |")
+        .skip(1)
+        .take_while(|line| line.is_empty() || line.starts_with("    "))
+        .map(|line| format!("{}\n", line.strip_prefix("    ").unwrap_or(line)))
+        .collect();
+    let documented = "url = \"redis://redis.noise-filter.svc.cluster.local:6379\"";
+    assert_eq!(config.matches(documented).count(), 2, "{config}");
+    config.replace(documented, &format!("url = {url:?}"))
+}
+
 fn redis_config(url: &str) -> String {
     format!(
         "[key_value_store.default]\ntype = \"redis\"\nurl = \"{url}\"\n\n\
@@ -249,8 +271,10 @@ fn two_spin_instances_on_one_redis_admit_exactly_the_limit() {
     let admin = TempDir::new("spin-two-admin");
     let key = support::create_key(admin.path(), &store, "acme");
     let (one, two) = (TempDir::new("spin-one"), TempDir::new("spin-two"));
+    // One with the repository's Redis runtime config, one with the
+    // SpinKube Secret's.
     app(one.path(), &redis_config(&redis.url));
-    app(two.path(), &redis_config(&redis.url));
+    app(two.path(), &spinkube_config(&redis.url));
     let instances = [spin_up(&spin, one.path()), spin_up(&spin, two.path())];
     // The whole burst inside one window: the sliding window would admit
     // more across a boundary.
