@@ -114,11 +114,7 @@ fn a_redis_that_hangs_or_dies_costs_a_request_its_deadline_and_comes_back() {
 fn admin_and_serve_fail_within_seconds_without_redis() {
     let state = TempDir::new("redis-none");
     // A port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let refused = format!("redis://:s3cret@127.0.0.1:{port}");
     // A server that accepts connections and never answers.
     let Some(hung) = RedisServer::start() else {

@@ -6,7 +6,7 @@
 
 mod support;
 
-use noise_filter_core::{KeyHash, MemoryStore, RecordKey, StoreLabel};
+use noise_filter_core::{KeyHash, RecordKey};
 use support::{
     Host, LIMIT_PER_MINUTE, RedisServer, TempDir, add_pattern, admin_ok, assert_same, burst,
     core_answer, remaining,
@@ -14,21 +14,6 @@ use support::{
 
 fn connection(url: &str) -> redis::Connection {
     redis::Client::open(url).unwrap().get_connection().unwrap()
-}
-
-/// The `key/…` and `account/…` values in Redis, as the core's store.
-fn memory_copy(url: &str) -> MemoryStore {
-    let mut con = connection(url);
-    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
-    let mut kv = MemoryStore::new();
-    for key in keys
-        .into_iter()
-        .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
-    {
-        let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
-        kv.copy_in(StoreLabel::Default, &key, value);
-    }
-    kv
 }
 
 /// Method, target, header lines.
@@ -90,7 +75,7 @@ fn admin_and_serving_on_redis() {
     );
 
     let host = Host::start(s, &store);
-    let mut core = memory_copy(&redis.url);
+    let mut core = support::memory_copy_of_redis(&redis.url);
     let (a, b, g) = (
         format!("Bearer {acme}"),
         format!("Bearer {beta}"),
@@ -180,47 +165,6 @@ fn rate_limit_and_restart_on_redis() {
     assert!(String::from_utf8_lossy(&reply.body).contains("survives restarts"));
 }
 
-/// Sends `total` requests from `key`, spread over `addrs` by 12 client
-/// threads; a request whose connection fails (its host was killed) counts
-/// as unanswered, and its thread moves on to the next host, as a load
-/// balancer would. Returns (200s, 429s, unanswered).
-fn spread(addrs: &[String], key: &str, total: usize) -> (usize, usize, usize) {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let sent = Arc::new(AtomicUsize::new(0));
-    let threads: Vec<_> = (0..12)
-        .map(|i| {
-            let (addrs, mut at) = (addrs.to_vec(), i % addrs.len());
-            let (sent, auth) = (sent.clone(), format!("Bearer {key}"));
-            std::thread::spawn(move || {
-                let (mut ok, mut limited, mut lost) = (0, 0, 0);
-                while sent.fetch_add(1, Ordering::SeqCst) < total {
-                    let answer = support::try_send(
-                        &addrs[at],
-                        "GET",
-                        "/v1/filters",
-                        &[("authorization", &auth)],
-                    );
-                    match answer.map(|reply| reply.status) {
-                        Some(200) => ok += 1,
-                        Some(429) => limited += 1,
-                        Some(other) => panic!("unexpected {other}"),
-                        None => {
-                            lost += 1;
-                            at = (at + 1) % addrs.len();
-                        }
-                    }
-                }
-                (ok, limited, lost)
-            })
-        })
-        .collect();
-    threads
-        .into_iter()
-        .map(|t| t.join().unwrap())
-        .fold((0, 0, 0), |a, (o, l, x)| (a.0 + o, a.1 + l, a.2 + x))
-}
-
 /// Three host processes on one Redis, as on three machines: one key's
 /// limit holds across them exactly; an admin change made anywhere is seen
 /// by every host at once; a host killed mid-burst loses no key and no
@@ -241,7 +185,10 @@ fn three_hosts_on_one_redis() {
     let addrs: Vec<String> = hosts.iter().map(|h| h.addr.clone()).collect();
 
     // One key, 1100 requests over three hosts: exactly the limit admitted.
-    assert_eq!(spread(&addrs, &key, 1100), (LIMIT_PER_MINUTE, 100, 0));
+    assert_eq!(
+        support::spread(&addrs, &key, 1100),
+        (LIMIT_PER_MINUTE, 100, 0)
+    );
 
     // A key created through one machine's admin tool works on all three;
     // revoked through another's, it is refused by all three.
@@ -261,7 +208,7 @@ fn three_hosts_on_one_redis() {
     let third = support::create_key(dirs[0].path(), &store, "gamma");
     let burst = {
         let (addrs, third) = (addrs.clone(), third.clone());
-        std::thread::spawn(move || spread(&addrs, &third, 600))
+        std::thread::spawn(move || support::spread(&addrs, &third, 600))
     };
     std::thread::sleep(std::time::Duration::from_millis(150));
     hosts[0].kill();
@@ -356,12 +303,7 @@ fn rediss_with_a_private_authority() {
             "ext",
         ],
     );
-    let tls_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string();
+    let tls_port = support::free_port().to_string();
     let file = |name: &str| dir.join(name).display().to_string();
     let (cert, key, ca) = (file("server.crt"), file("server.key"), file("ca.crt"));
     // The plain port stays open for the test's own checks and readiness.

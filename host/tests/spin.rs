@@ -16,11 +16,9 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use noise_filter_core::{MemoryStore, Response, StoreLabel, UnixMillis};
+use noise_filter_core::{MemoryStore, Response, UnixMillis};
 use support::table::{Table, fixture_in};
 use support::{LIMIT_PER_MINUTE, RedisServer, Reply, TempDir};
 
@@ -81,12 +79,7 @@ fn app(dir: &Path, runtime_config: &str) {
 }
 
 fn spin_up(spin: &Path, dir: &Path) -> SpinUp {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = format!("127.0.0.1:{}", support::free_port());
     let mut child = Command::new(spin)
         .current_dir(dir)
         .args([
@@ -132,25 +125,6 @@ fn now() -> UnixMillis {
     )
 }
 
-fn core_answer_at(
-    kv: &mut MemoryStore,
-    method: &str,
-    target: &str,
-    headers: &[(&str, &str)],
-    at: UnixMillis,
-) -> Response {
-    let lines: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
-    noise_filter_core::run(
-        &noise_filter_core::Request {
-            method,
-            target,
-            headers: &lines,
-        },
-        at,
-        kv,
-    )
-}
-
 fn same(reply: &Reply, core: &Response) -> bool {
     let want: Vec<(String, String)> = core
         .headers
@@ -173,8 +147,8 @@ fn run_table(addr: &str, table: &Table, mut core: MemoryStore) {
         let reply = support::send(addr, method, target, &headers);
         let after = now();
         let (mut early, mut late) = (core.clone(), core.clone());
-        let at_before = core_answer_at(&mut early, method, target, &headers, before);
-        let at_after = core_answer_at(&mut late, method, target, &headers, after);
+        let at_before = support::core_answer_at(&mut early, method, target, &headers, before);
+        let at_after = support::core_answer_at(&mut late, method, target, &headers, after);
         core = if same(&reply, &at_before) {
             early
         } else if same(&reply, &at_after) {
@@ -186,21 +160,6 @@ fn run_table(addr: &str, table: &Table, mut core: MemoryStore) {
         };
         assert_eq!(reply.status, status, "{name}");
     }
-}
-
-/// The `default` label of a Redis, as the core's store.
-fn redis_copy(url: &str) -> MemoryStore {
-    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
-    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
-    let mut kv = MemoryStore::new();
-    for key in keys
-        .into_iter()
-        .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
-    {
-        let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
-        kv.copy_in(StoreLabel::Default, &key, value);
-    }
-    kv
 }
 
 const SQLITE_CONFIG: &str = "[key_value_store.rate]\ntype = \"spin\"\n";
@@ -256,7 +215,7 @@ fn the_table_under_spin_on_redis() {
     let dir = TempDir::new("spin-redis");
     app(dir.path(), &redis_config(&redis.url));
     let f = fixture_in(TempDir::new("spin-redis-admin"), &["--store", &redis.url]);
-    let core = redis_copy(&redis.url);
+    let core = support::memory_copy_of_redis(&redis.url);
     let up = spin_up(&spin, dir.path());
     run_table(&up.addr, &Table::new(&f), core);
 }
@@ -282,35 +241,13 @@ fn two_spin_instances_on_one_redis_admit_exactly_the_limit() {
     if into_minute > 40_000 {
         std::thread::sleep(Duration::from_millis(60_000 - into_minute + 500));
     }
-    let total = LIMIT_PER_MINUTE + 100;
-    let sent = Arc::new(AtomicUsize::new(0));
+    let addrs: Vec<String> = instances.iter().map(|i| i.addr.clone()).collect();
     let started = Instant::now();
-    let threads: Vec<_> = (0..8)
-        .map(|i| {
-            let addr = instances[i % 2].addr.clone();
-            let (sent, auth) = (sent.clone(), format!("Bearer {key}"));
-            std::thread::spawn(move || {
-                let (mut ok, mut limited) = (0, 0);
-                while sent.fetch_add(1, Ordering::SeqCst) < total {
-                    match support::send(&addr, "GET", "/v1/filters", &[("authorization", &auth)])
-                        .status
-                    {
-                        200 => ok += 1,
-                        429 => limited += 1,
-                        other => panic!("unexpected {other}"),
-                    }
-                }
-                (ok, limited)
-            })
-        })
-        .collect();
-    let (ok, limited) = threads
-        .into_iter()
-        .map(|t| t.join().unwrap())
-        .fold((0, 0), |acc, (o, l)| (acc.0 + o, acc.1 + l));
+    let (ok, limited, lost) = support::spread(&addrs, &key, LIMIT_PER_MINUTE + 100);
     println!(
         "two spin instances: {ok} admitted, {limited} limited in {:?}",
         started.elapsed()
     );
+    assert_eq!(lost, 0, "every request answered");
     assert_eq!((ok, limited), (LIMIT_PER_MINUTE, 100));
 }

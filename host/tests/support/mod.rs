@@ -443,12 +443,39 @@ pub fn memory_copy(db: &Path) -> MemoryStore {
     kv
 }
 
+/// The `default` label of a Redis (`key/…` and `account/…` values), as a
+/// core [`MemoryStore`].
+pub fn memory_copy_of_redis(url: &str) -> MemoryStore {
+    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    let mut kv = MemoryStore::new();
+    for key in keys
+        .into_iter()
+        .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
+    {
+        let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
+        kv.copy_in(StoreLabel::Default, &key, value);
+    }
+    kv
+}
+
 /// The core's answer, natively, at [`NOW`].
 pub fn core_answer(
     kv: &mut MemoryStore,
     method: &str,
     target: &str,
     headers: &[(&str, &str)],
+) -> Response {
+    core_answer_at(kv, method, target, headers, NOW)
+}
+
+/// The core's answer, natively, at `at`.
+pub fn core_answer_at(
+    kv: &mut MemoryStore,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    at: UnixMillis,
 ) -> Response {
     let lines: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
     noise_filter_core::run(
@@ -457,9 +484,18 @@ pub fn core_answer(
             target,
             headers: &lines,
         },
-        NOW,
+        at,
         kv,
     )
+}
+
+/// A port nothing listens on now (the OS's next free one).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Asserts that a reply is the core's response, byte for byte, framing aside.
@@ -524,6 +560,45 @@ pub fn burst(host: &Host, key: &str, total: usize) -> (usize, usize, Vec<Reply>)
         })
 }
 
+/// Sends `total` requests from `key`, spread over `addrs` by 12 client
+/// threads; a request whose connection fails (its host was killed) counts
+/// as unanswered, and its thread moves on to the next host, as a load
+/// balancer would. Returns (200s, 429s, unanswered).
+pub fn spread(addrs: &[String], key: &str, total: usize) -> (usize, usize, usize) {
+    let sent = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..12)
+        .map(|i| {
+            let (addrs, mut at) = (addrs.to_vec(), i % addrs.len());
+            let (sent, auth) = (sent.clone(), format!("Bearer {key}"));
+            std::thread::spawn(move || {
+                let (mut ok, mut limited, mut lost) = (0, 0, 0);
+                while sent.fetch_add(1, Ordering::SeqCst) < total {
+                    let answer = try_send(
+                        &addrs[at],
+                        "GET",
+                        "/v1/filters",
+                        &[("authorization", &auth)],
+                    );
+                    match answer.map(|reply| reply.status) {
+                        Some(200) => ok += 1,
+                        Some(429) => limited += 1,
+                        Some(other) => panic!("unexpected {other}"),
+                        None => {
+                            lost += 1;
+                            at = (at + 1) % addrs.len();
+                        }
+                    }
+                }
+                (ok, limited, lost)
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .fold((0, 0, 0), |a, (o, l, x)| (a.0 + o, a.1 + l, a.2 + x))
+}
+
 /// `r=` of the `RateLimit` header.
 pub fn remaining(reply: &Reply) -> u64 {
     let header = reply.header("ratelimit").expect("RateLimit header");
@@ -563,11 +638,7 @@ impl RedisServer {
             println!("SKIPPED: redis-server is not on PATH (apt-get install redis-server)");
             return None;
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let dir = TempDir::new("redis");
         let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
         let child = RedisServer::spawn(port, &extra, dir.path());
