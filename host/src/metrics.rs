@@ -38,7 +38,8 @@ use crate::store::Stores;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: &'static str,
-    status: String,
+    // A number, not a String: no allocation per request to look it up.
+    status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -145,12 +146,7 @@ impl Metrics {
             "/api/v1/filters" => "/api/v1/filters",
             _ => "other",
         };
-        self.requests
-            .get_or_create(&RequestLabels {
-                route,
-                status: status.to_string(),
-            })
-            .inc();
+        self.count(route, status);
         self.request_duration
             .get_or_create(&RouteLabels { route })
             .observe(took.as_secs_f64());
@@ -159,11 +155,12 @@ impl Metrics {
     /// A request the HTTP layer refused before routing (400, 414, 431):
     /// counted as a request of route `other`.
     pub fn refused_by_http_layer(&self, status: u16) {
+        self.count("other", status);
+    }
+
+    fn count(&self, route: &'static str, status: u16) {
         self.requests
-            .get_or_create(&RequestLabels {
-                route: "other",
-                status: status.to_string(),
-            })
+            .get_or_create(&RequestLabels { route, status })
             .inc();
     }
 

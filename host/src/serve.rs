@@ -549,8 +549,12 @@ impl AccessLine {
                 || format!("{}-{}", std::process::id(), served.load(Ordering::Relaxed)),
                 str::to_owned,
             );
+        // The key's hash is only for the log line: not made when access
+        // lines are filtered out (`RUST_LOG`).
+        let logged = tracing::enabled!(target: "access", tracing::Level::INFO);
         let key = headers
             .get(hyper::header::AUTHORIZATION)
+            .filter(|_| logged)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(|token| {
