@@ -50,16 +50,6 @@ trap cleanup EXIT
 "$HOST" --state-dir "$WORK" keys create --account bench --label bench --count "$KEYS" \
   >"$WORK/keys.txt" 2>/dev/null
 
-cat >"$WORK/keys.lua" <<'LUA'
-local keys = {}
-for line in io.lines(os.getenv("NF_KEYS")) do keys[#keys + 1] = line end
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format("GET", os.getenv("NF_PATH"),
-    { ["Authorization"] = "Bearer " .. keys[(n % #keys) + 1] })
-end
-LUA
 
 # Starts a server; sets URL to its base URL (the first line it prints).
 start() {
@@ -83,10 +73,10 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 measure() {
   local url="$1" pid="$2" out="$WORK/wrk.txt" before after
   NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$WORK/keys.lua" "$url" >/dev/null # warm-up
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$ROOT/host/benches/keys.lua" "$url" >/dev/null # warm-up
   before="$(cpu_ticks "$pid")"
   NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/keys.lua" "$url" >"$out"
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$ROOT/host/benches/keys.lua" "$url" >"$out"
   after="$(cpu_ticks "$pid")"
   if grep -q "Non-2xx" "$out"; then
     echo "non-2xx answers from $url:" >&2

@@ -47,16 +47,6 @@ trap cleanup EXIT
 "$HOST" --state-dir "$WORK" keys create --account soak --label soak --count "$KEYS" \
   >"$WORK/keys.txt" 2>/dev/null
 
-cat >"$WORK/keys.lua" <<'LUA'
-local keys = {}
-for line in io.lines(os.getenv("NF_KEYS")) do keys[#keys + 1] = line end
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format("GET", os.getenv("NF_PATH"),
-    { ["Authorization"] = "Bearer " .. keys[(n % #keys) + 1] })
-end
-LUA
 
 # shellcheck disable=SC2086
 "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --component "$COMPONENT" $HOST_ARGS \
@@ -71,7 +61,7 @@ wal_bytes() { stat -c %s "$WORK/sqlite_key_value.db-wal" 2>/dev/null || echo 0; 
 
 run_wrk() { # duration, output file
   NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$1" --timeout 10s --latency -s "$WORK/keys.lua" "$URL" >"$2"
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$1" --timeout 10s --latency -s "$ROOT/host/benches/keys.lua" "$URL" >"$2"
 }
 
 run_wrk 10s "$WORK/warmup.txt"
