@@ -12,13 +12,16 @@
 //! (extracted with `regex-syntax`). A regex runs only when its literal was
 //! seen; the few regexes without a usable literal run as one `RegexSet`. A
 //! clean event therefore costs one automaton pass per text (plus the
-//! literal-free set, empty in the built-in catalog or nearly so).
+//! literal-free set, empty in the built-in catalog). Literals with non-ASCII
+//! letters have an automaton of their own, searched only in non-ASCII texts
+//! (see [`Literals`]).
 
 use std::borrow::Cow;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, BuiltinPattern};
@@ -160,10 +163,8 @@ enum Hit {
 #[derive(Debug, Clone)]
 pub struct Matcher {
     patterns: Vec<MatcherPattern>,
-    /// One automaton: substring patterns and regex literals, lowercased,
-    /// ASCII-case-insensitive.
-    automaton: Option<AhoCorasick>,
-    hits: Vec<Hit>,
+    /// Substring patterns and regex literals, lowercased.
+    literals: Literals,
     /// Every regex, with the index of its pattern.
     regexes: Vec<(usize, Regex)>,
     /// Regexes with no literal every match contains: run on every text.
@@ -185,8 +186,7 @@ impl Matcher {
         patterns: impl IntoIterator<Item = MatcherPattern>,
     ) -> Result<Matcher, InvalidPattern> {
         let patterns: Vec<MatcherPattern> = patterns.into_iter().collect();
-        let mut literals: Vec<String> = Vec::new();
-        let mut hits = Vec::new();
+        let mut literals = Literals::default();
         let mut regexes = Vec::new();
         let mut unfiltered = Vec::new();
         for (index, p) in patterns.iter().enumerate() {
@@ -195,8 +195,7 @@ impl Matcher {
                     if p.pattern.is_empty() {
                         return Err(InvalidPattern(format!("pattern {}: empty", p.id)));
                     }
-                    literals.push(p.pattern.to_lowercase());
-                    hits.push(Hit::Pattern(index));
+                    literals.add(p.pattern.to_lowercase(), Hit::Pattern(index));
                 }
                 Kind::Regex => {
                     let rust = builtin_translation(&p.pattern)
@@ -210,8 +209,7 @@ impl Matcher {
                     match required_literals(&rust) {
                         Some(found) => {
                             for literal in found {
-                                literals.push(literal);
-                                hits.push(Hit::Candidate(slot));
+                                literals.add(literal, Hit::Candidate(slot));
                             }
                         }
                         None => unfiltered.push(slot),
@@ -219,20 +217,7 @@ impl Matcher {
                 }
             }
         }
-        let automaton = if literals.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    // A DFA: the fastest scan, worth its build time (a few
-                    // ms, once) since every text of every event goes through.
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .build(&literals)
-                    .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?,
-            )
-        };
+        let literals = literals.build()?;
         let unfiltered = if unfiltered.is_empty() {
             None
         } else {
@@ -248,8 +233,7 @@ impl Matcher {
         };
         Ok(Matcher {
             patterns,
-            automaton,
-            hits,
+            literals,
             regexes,
             unfiltered,
         })
@@ -326,21 +310,18 @@ impl Matcher {
     /// `tried` is scratch space (regexes already run on this text).
     fn any_match(&self, text: &str, tried: &mut Vec<usize>) -> bool {
         tried.clear();
-        if let Some(automaton) = &self.automaton {
-            for hit in automaton.find_overlapping_iter(&*haystack(text)) {
-                match self.hits[hit.pattern().as_usize()] {
-                    Hit::Pattern(_) => return true,
-                    Hit::Candidate(slot) => {
-                        if tried.contains(&slot) {
-                            continue;
-                        }
-                        if self.regexes[slot].1.is_match(text) {
-                            return true;
-                        }
-                        tried.push(slot);
-                    }
+        let found = self.literals.seen_in(text, |hit| match hit {
+            Hit::Pattern(_) => true,
+            Hit::Candidate(slot) => {
+                if tried.contains(&slot) {
+                    return false;
                 }
+                tried.push(slot);
+                self.regexes[slot].1.is_match(text)
             }
+        });
+        if found {
+            return true;
         }
         self.unfiltered
             .as_ref()
@@ -357,14 +338,13 @@ impl Matcher {
         let Scratch { hits, candidates } = scratch;
         hits.clear();
         candidates.clear();
-        if let Some(automaton) = &self.automaton {
-            for hit in automaton.find_overlapping_iter(&*haystack(text)) {
-                match self.hits[hit.pattern().as_usize()] {
-                    Hit::Pattern(index) => hits.push(index),
-                    Hit::Candidate(slot) => candidates.push(slot),
-                }
+        self.literals.seen_in(text, |hit| {
+            match hit {
+                Hit::Pattern(index) => hits.push(index),
+                Hit::Candidate(slot) => candidates.push(slot),
             }
-        }
+            false
+        });
         candidates.sort_unstable();
         candidates.dedup();
         for &slot in candidates.iter() {
@@ -389,6 +369,87 @@ impl Matcher {
                 field,
             });
         }
+    }
+}
+
+/// The automata of a pattern set's literals, with what each literal stands
+/// for.
+///
+/// Literals with a non-ASCII character live in an automaton of their own,
+/// searched only in non-ASCII texts (the only texts that can hold them, once
+/// lowercased). In the one automaton, the few such literals multiplied the
+/// automaton's alphabet, and with it the memory every text's scan walks: the
+/// table doubled (7.6 to 15.4 MB with catalog 2026-12-01) and every event
+/// got slower.
+#[derive(Debug, Clone, Default)]
+struct Literals {
+    ascii: Searcher,
+    unicode: Searcher,
+}
+
+impl Literals {
+    fn add(&mut self, literal: String, hit: Hit) {
+        let searcher = if literal.is_ascii() {
+            &mut self.ascii
+        } else {
+            &mut self.unicode
+        };
+        searcher.literals.push(literal);
+        searcher.hits.push(hit);
+    }
+
+    fn build(mut self) -> Result<Literals, InvalidPattern> {
+        self.ascii.build()?;
+        self.unicode.build()?;
+        Ok(self)
+    }
+
+    /// Calls `on_hit` for every literal occurrence in `text` (overlapping,
+    /// in order of where they end) until it returns true; returns whether
+    /// one did.
+    fn seen_in(&self, text: &str, mut on_hit: impl FnMut(Hit) -> bool) -> bool {
+        let haystack = haystack(text);
+        // `haystack` lowercased a copy exactly when the text is not ASCII.
+        let ascii = matches!(haystack, Cow::Borrowed(_));
+        self.ascii.seen_in(&haystack, &mut on_hit)
+            || (!ascii && self.unicode.seen_in(&haystack, &mut on_hit))
+    }
+}
+
+/// One Aho-Corasick automaton, ASCII-case-insensitive, over lowercased
+/// literals.
+#[derive(Debug, Clone, Default)]
+struct Searcher {
+    literals: Vec<String>,
+    hits: Vec<Hit>,
+    automaton: Option<AhoCorasick>,
+}
+
+impl Searcher {
+    fn build(&mut self) -> Result<(), InvalidPattern> {
+        if self.literals.is_empty() {
+            return Ok(());
+        }
+        let automaton = AhoCorasickBuilder::new()
+            // A DFA: the fastest scan, worth its build time (a few ms, once)
+            // since every text of every event goes through.
+            .kind(Some(AhoCorasickKind::DFA))
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&self.literals)
+            .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
+        self.automaton = Some(automaton);
+        self.literals = Vec::new();
+        Ok(())
+    }
+
+    fn seen_in(&self, haystack: &str, on_hit: &mut impl FnMut(Hit) -> bool) -> bool {
+        let Some(automaton) = &self.automaton else {
+            return false;
+        };
+        automaton
+            .find_overlapping_iter(haystack)
+            .any(|found| on_hit(self.hits[found.pattern().as_usize()]))
     }
 }
 
@@ -418,8 +479,8 @@ fn compile(rust: &str) -> Result<Regex, regex::Error> {
 }
 
 /// Literals one of which every match of `rust` contains, lowercased, or
-/// `None` when there is no usable set (too many, empty, or non-ASCII, where
-/// Unicode case folding and lowercasing part ways).
+/// `None` when there is no usable set (too many, too short, or holding a
+/// character whose case the automaton cannot fold as the regex does).
 fn required_literals(rust: &str) -> Option<Vec<String>> {
     // Extract from the case-sensitive form: the automaton folds case itself,
     // and a case-insensitive extraction would explode into every casing.
@@ -434,15 +495,15 @@ fn required_literals(rust: &str) -> Option<Vec<String>> {
         let Some(literals) = seq.literals() else {
             continue;
         };
-        let usable = !literals.is_empty()
-            && literals
-                .iter()
-                .all(|l| l.as_bytes().len() >= 3 && l.as_bytes().is_ascii());
-        if usable {
-            let mut out: Vec<String> = literals
-                .iter()
-                .map(|l| String::from_utf8_lossy(l.as_bytes()).to_ascii_lowercase())
-                .collect();
+        let out: Option<Vec<String>> = literals
+            .iter()
+            .map(|l| {
+                std::str::from_utf8(l.as_bytes())
+                    .ok()
+                    .and_then(foldable_literal)
+            })
+            .collect();
+        if let Some(mut out) = out.filter(|out| !out.is_empty()) {
             out.sort();
             out.dedup();
             return Some(out);
@@ -451,12 +512,42 @@ fn required_literals(rust: &str) -> Option<Vec<String>> {
     None
 }
 
+/// `literal` lowercased as the automaton searches for it, if every text the
+/// case-insensitive regex matches it in holds it in [`haystack`]'s form.
+///
+/// ASCII letters are folded by the automaton. Any other character is
+/// searched for in the lowercased text, so it is usable only when every
+/// character the regex treats as the same (its simple case-fold orbit)
+/// lowercases to it: true of `é` (É) and of caseless scripts (キ, 취, 已),
+/// false of `σ` (final `ς` stays itself) or `ſ` (its orbit holds ASCII `s`).
+/// Without this, a regex such as `^(annulé|キャンセルしました)$` would have no
+/// literal and run on every text of every event.
+fn foldable_literal(literal: &str) -> Option<String> {
+    if literal.len() < 3 {
+        return None;
+    }
+    let lowered = literal.to_lowercase();
+    lowered
+        .chars()
+        .filter(|c| !c.is_ascii())
+        .all(|c| {
+            let mut orbit = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+            orbit.case_fold_simple();
+            orbit
+                .ranges()
+                .iter()
+                .flat_map(|r| r.start()..=r.end())
+                .all(|other| other.to_lowercase().eq([c]))
+        })
+        .then_some(lowered)
+}
+
 /// The text the automaton searches: it folds ASCII case itself; other text
 /// is lowercased first, exactly as `toLowerCase()` would.
-fn haystack(text: &str) -> std::borrow::Cow<'_, str> {
+fn haystack(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
-        std::borrow::Cow::Borrowed(text)
+        Cow::Borrowed(text)
     } else {
-        std::borrow::Cow::Owned(text.to_lowercase())
+        Cow::Owned(text.to_lowercase())
     }
 }

@@ -110,6 +110,54 @@ fn regex_without_a_literal_is_case_insensitive_too() {
 }
 
 #[test]
+fn regexes_with_non_ascii_literals_match_as_the_regex_does() {
+    // Literals with non-ASCII letters are looked for in the lowercased text
+    // (é, caseless scripts); a letter that lowercasing folds differently from
+    // the regex (σ, whose orbit holds final ς) leaves its regex running on
+    // every text. Either way, the answer is the regex's own.
+    let sources = [
+        "^(TypeError: )?(annulé|キャンセルしました|취소됨)$",
+        "σφάλμα δικτύου",
+        "ſtatus (ok|failed)",
+    ];
+    let m = Matcher::new(
+        sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pattern(&format!("p{i}"), s, Kind::Regex)),
+    )
+    .unwrap();
+    let one_by_one: Vec<regex::Regex> = sources
+        .iter()
+        .map(|s| {
+            regex::RegexBuilder::new(s)
+                .case_insensitive(true)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    for text in [
+        "annulé",
+        "ANNULÉ",
+        "TypeError: AnNuLÉ",
+        "annule",
+        "x annulé",
+        "キャンセルしました",
+        "TypeError: 취소됨",
+        "ΣΦΆΛΜΑ ΔΙΚΤΎΟΥ",
+        "ςφάλμα δικτύου",
+        "σφαλμα δικτυου",
+        "STATUS FAILED",
+        "ſtatus ok",
+        "status unknown",
+    ] {
+        let expected = one_by_one.iter().any(|r| r.is_match(text));
+        assert_eq!(m.is_match(text), expected, "{text}");
+        assert_eq!(!matched_ids(&m, text).is_empty(), expected, "{text}");
+    }
+}
+
+#[test]
 fn each_text_of_an_event_is_matched_and_attributed() {
     let m = Matcher::new([
         pattern("ext", "chrome-extension://", Kind::String),
