@@ -12,6 +12,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use noise_filter_core::StoreLabel;
 
+use crate::metrics::StoreOperation;
 use crate::store::{KvError, Session, Stores};
 
 wasmtime::component::bindgen!({
@@ -121,7 +122,7 @@ fn wasi_error(e: &KvError) -> wasi_kv::Error {
 
 /// Runs one store call of the component, counted and timed in the metrics.
 async fn observed<T>(
-    operation: &'static str,
+    operation: StoreOperation,
     call: impl std::future::Future<Output = crate::store::KvResult<T>>,
 ) -> Result<T, wasi_kv::Error> {
     let started = std::time::Instant::now();
@@ -137,7 +138,7 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed("get", self.stores.get(label, &key)).await)
+        Ok(observed(StoreOperation::Get, self.stores.get(label, &key)).await)
     }
 
     async fn set(
@@ -147,7 +148,7 @@ impl wasi_kv::HostBucket for Guest {
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed("set", self.stores.set(label, &key, &value)).await)
+        Ok(observed(StoreOperation::Set, self.stores.set(label, &key, &value)).await)
     }
 
     async fn delete(
@@ -156,7 +157,7 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed("delete", self.stores.delete(label, &key)).await)
+        Ok(observed(StoreOperation::Delete, self.stores.delete(label, &key)).await)
     }
 
     async fn exists(
@@ -165,7 +166,7 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<bool, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed("get", self.stores.get(label, &key))
+        Ok(observed(StoreOperation::Get, self.stores.get(label, &key))
             .await
             .map(|value| value.is_some()))
     }
@@ -200,6 +201,10 @@ impl atomics::Host for Guest {
         delta: i64,
     ) -> wasmtime::Result<Result<i64, wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
-        Ok(observed("increment", self.stores.increment(label, &key, delta)).await)
+        Ok(observed(
+            StoreOperation::Increment,
+            self.stores.increment(label, &key, delta),
+        )
+        .await)
     }
 }

@@ -10,11 +10,13 @@
 //!   (SQLite in Spin's layout, memory, Redis).
 //! - [`metrics`]: Prometheus metrics and the admin listener (probes).
 //! - [`refusal`]: the HTTP layer's own refusals rewritten as the core's.
+//! - [`logs`]: `tracing` lines to stderr, written in batches.
 //! - [`admin`]: keys and custom patterns on those stores, as the core
 //!   decides them.
 
 pub mod admin;
 pub mod guest;
+pub mod logs;
 pub mod metrics;
 pub mod refusal;
 pub mod serve;

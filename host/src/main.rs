@@ -23,6 +23,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use noise_filter_core::NewPattern;
 
+use noise_filter_host::logs::LogFormat;
 use noise_filter_host::store::{self, StoreSpec, Stores};
 use noise_filter_host::{admin, serve};
 
@@ -97,31 +98,6 @@ struct StoreArgs {
         env = "NOISE_FILTER_REDIS_CA_FILE"
     )]
     redis_ca_file: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-/// Logs through `tracing` to stderr. A log line that cannot be written (a
-/// full disk under the log file) is dropped, never a failure of the request
-/// that wrote it.
-fn init_logs(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        // Its own report of a failed write is an `eprintln!`, which panics
-        // when stderr cannot be written either.
-        .log_internal_errors(false);
-    match format {
-        LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().flatten_event(true).init(),
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -265,7 +241,7 @@ enum PatternsCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logs(cli.log_format);
+    let logs = noise_filter_host::logs::init(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -276,7 +252,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // The log lines before the error, then the error.
+    logs.flush();
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

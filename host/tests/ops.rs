@@ -285,3 +285,56 @@ fn probes_and_metrics_on_the_admin_address() {
     );
     redis.resume();
 }
+
+/// A log reader that stops reading (a log shipper stuck on its pipe) does
+/// not stall requests: the host's lines wait in memory while the pipe is
+/// full, and all of them arrive, in order, once it is read again.
+#[test]
+fn a_stalled_log_reader_does_not_stall_requests() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let state = TempDir::new("stalled-log");
+    let mut child = support::host_cmd(state.path(), &[])
+        .args(["serve", "--listen", "127.0.0.1:0", "--component"])
+        .arg(support::component())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let addr = first.trim().strip_prefix("listening on http://").unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    // Each access line holds its ~300-byte path: 1,000 of them are several
+    // times what a pipe buffers (64 KiB), and nothing reads stderr yet.
+    let padding = "x".repeat(300);
+    for i in 0..1000 {
+        let answer = raw(
+            addr,
+            format!("GET /nope-{i}-{padding} HTTP/1.0\r\nHost: a\r\n\r\n").as_bytes(),
+        );
+        assert!(answer.contains(" 404 "), "request {i}: {answer:?}");
+    }
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(child.wait().unwrap().success());
+    let text = reader.join().unwrap();
+    let paths: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("access"))
+        .filter_map(|line| line.split("path=").nth(1))
+        .filter_map(|rest| rest.split(' ').next())
+        .collect();
+    let expected: Vec<String> = (0..1000).map(|i| format!("/nope-{i}-{padding}")).collect();
+    assert_eq!(paths, expected, "every access line, in order");
+}
