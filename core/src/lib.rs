@@ -92,7 +92,7 @@ mod syntax;
 mod wire;
 
 pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catalog_release};
-pub use matcher::{Event, Field, Match, Matcher, MatcherPattern, Verdict};
+pub use matcher::{Event, Field, InvalidEvents, Match, Matcher, MatcherPattern, Verdict};
 pub use pattern::{CUSTOM_CATEGORY_A, Category, InvalidPattern, Kind, Variant};
 pub use syntax::{MAX_REGEX_LEN, SyntaxError, translate as translate_regex};
 #[cfg(feature = "endpoint")]

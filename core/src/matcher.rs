@@ -111,6 +111,34 @@ fn message_text<'a>(
     }
 }
 
+/// One event of a batch given as JSON ([`Matcher::is_noise_json`]):
+/// [`Event`]'s shape, with a misspelt field refused
+/// rather than silently unmatched.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EventJson {
+    #[serde(default, rename = "type")]
+    exception_type: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    frames: Vec<String>,
+    #[serde(default)]
+    user_agent: Option<String>,
+}
+
+/// A batch of events that is not a JSON array of events; says where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidEvents(pub String);
+
+impl std::fmt::Display for InvalidEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidEvents {}
+
 /// Which text of the event a pattern matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "field", content = "index")]
@@ -304,6 +332,28 @@ impl Matcher {
                 .into_iter()
                 .any(|frame| self.any_match(frame, &mut tried))
             || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
+    }
+
+    /// [`Matcher::is_noise`] of every event of `events`, a JSON array of
+    /// events in [`Event`]'s JSON shape (`type`, `message`, `frames`,
+    /// `userAgent`, each optional; no other field), in order.
+    ///
+    /// For embedders that cross into the core at a cost per value (the
+    /// component under wasmtime-py): one text for a whole batch.
+    pub fn is_noise_json(&self, events: &str) -> Result<Vec<bool>, InvalidEvents> {
+        let events: Vec<EventJson> =
+            serde_json::from_str(events).map_err(|e| InvalidEvents(format!("events: {e}")))?;
+        Ok(events
+            .iter()
+            .map(|e| {
+                self.is_noise_texts(
+                    e.exception_type.as_deref(),
+                    e.message.as_deref(),
+                    e.frames.iter().map(String::as_str),
+                    e.user_agent.as_deref(),
+                )
+            })
+            .collect())
     }
 
     /// Whether any pattern matches `text`; returns at the first match.

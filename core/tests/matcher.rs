@@ -325,6 +325,42 @@ fn every_match_carries_the_index_of_its_pattern() {
 
 /// `is_noise` (stops at the first match) answers `classify(..).noise` on
 /// every evaluation event, whole catalog and the service's default.
+/// A batch as one JSON text answers each event as `is_noise` does, in
+/// order; anything but an array of events in `Event`'s shape is refused
+/// with the place and the reason.
+#[test]
+fn a_json_batch_answers_each_event_as_is_noise_does() {
+    let events: Vec<Event> = eval::events().iter().map(|e| e.event()).collect();
+    let json = serde_json::to_string(&events).unwrap();
+    let want: Vec<bool> = events.iter().map(|e| CATALOG.matcher.is_noise(e)).collect();
+    assert_eq!(CATALOG.matcher.is_noise_json(&json).unwrap(), want);
+    assert!(want.contains(&true) && want.contains(&false));
+    assert_eq!(
+        CATALOG.matcher.is_noise_json("[]").unwrap(),
+        Vec::<bool>::new()
+    );
+    assert_eq!(
+        CATALOG
+            .matcher
+            .is_noise_json(r#"[{}, {"frames": ["chrome-extension://x/a.js"]}]"#)
+            .unwrap(),
+        [false, true]
+    );
+    for (bad, why) in [
+        ("{}", "expected a sequence"),
+        (r#"[{"message": 3}]"#, "expected a string"),
+        (r#"[{"frames": "a.js"}]"#, "expected a sequence"),
+        (r#"[{"user_agent": "x"}]"#, "unknown field `user_agent`"),
+        ("[{}", "EOF"),
+    ] {
+        let refused = CATALOG.matcher.is_noise_json(bad).unwrap_err().to_string();
+        assert!(
+            refused.starts_with("events: ") && refused.contains(why),
+            "{bad}: {refused}"
+        );
+    }
+}
+
 #[test]
 fn is_noise_equals_classify_on_the_evaluation_set() {
     let default = Matcher::builtin(0.5);

@@ -155,6 +155,10 @@ impl matching::GuestMatcher for MatcherResource {
         )
     }
 
+    fn is_noise_json(&self, events: String) -> Result<Vec<bool>, String> {
+        self.0.is_noise_json(&events).map_err(|e| e.to_string())
+    }
+
     fn patterns(&self) -> Vec<matching::Pattern> {
         self.0
             .patterns()

@@ -527,7 +527,25 @@ struct AccessLine {
     method: hyper::Method,
     path: String,
     key: Option<String>,
-    request_id: String,
+    request_id: RequestId,
+}
+
+/// A request's id: the client's `X-Request-Id`, or the host's own
+/// (`<pid>-<n>`), written out only when a line names it.
+enum RequestId {
+    Client(String),
+    Host(u64),
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The process id, read once: `getpid` is a system call.
+        static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        match self {
+            RequestId::Client(id) => f.write_str(id),
+            RequestId::Host(n) => write!(f, "{}-{n}", PID.get_or_init(std::process::id)),
+        }
+    }
 }
 
 /// Longest `X-Request-Id` taken from a client; a longer or non-printable one
@@ -546,8 +564,8 @@ impl AccessLine {
                     && v.bytes().all(|b| b.is_ascii_graphic())
             })
             .map_or_else(
-                || format!("{}-{}", std::process::id(), served.load(Ordering::Relaxed)),
-                str::to_owned,
+                || RequestId::Host(served.load(Ordering::Relaxed)),
+                |v| RequestId::Client(v.to_owned()),
             );
         // The key's hash is only for the log line: not made when access
         // lines are filtered out (`RUST_LOG`).

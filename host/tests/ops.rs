@@ -294,13 +294,24 @@ fn a_stalled_log_reader_does_not_stall_requests() {
     use std::io::BufRead;
     use std::process::Stdio;
     let state = TempDir::new("stalled-log");
-    let mut child = support::host_cmd(state.path(), &[])
-        .args(["serve", "--listen", "127.0.0.1:0", "--component"])
-        .arg(support::component())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    /// Killed if the test fails before it stops the host.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut host = Killed(
+        support::host_cmd(state.path(), &[])
+            .args(["serve", "--listen", "127.0.0.1:0", "--component"])
+            .arg(support::component())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut host.0;
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();

@@ -7,7 +7,8 @@ every built-in pattern, `pattern.lower() in text.lower()` for substrings and
 a precompiled `re.search(pattern, text, re.I)` for regexes, over the event's
 texts (message, frames, user agent), stopping at the first match. Both run
 over the evaluation set's clean ("real") and noisy events, in one process,
-best of several rounds. Also reports what loading the component and building
+best of several rounds; `is_noise_many` (one call for a batch) in batches
+of 20, 100 and the whole set. Also reports what loading the component and building
 a matcher cost. A measurement, not a test: it asserts nothing about speed.
 """
 
@@ -110,6 +111,12 @@ def main() -> None:
         for e in evs:
             matcher.is_noise(e)
 
+    def batches_of(size: int) -> Callable[[Sequence[Event]], None]:
+        def run(evs: Sequence[Event]) -> None:
+            for start in range(0, len(evs), size):
+                matcher.is_noise_many(evs[start:start + size])
+        return run
+
     print(f"noise-filter {nf.__name__}: component {nf.component_path()}")
     print(f"load: compile {compile_s:.2f} s (no cache), {cached_s * 1e3:.0f} ms "
           f"(wasmtime cache hit), instantiate {instantiate_ms:.1f} ms")
@@ -121,10 +128,15 @@ def main() -> None:
     total = sum(len(evs) for evs in events.values())
     print(f"agreement naive vs core on is_noise: {agree}/{total}")
     for kind, evs in events.items():
+        assert matcher.is_noise_many(evs) == [matcher.is_noise(e) for e in evs]
         n = per_event_us(run_naive, evs, 5)
         w = per_event_us(run_wasm, evs, 5)
         print(f"{kind} ({len(evs)} events): is_noise {w:.1f} us/event, naive {n:.1f} us/event, "
               f"x{n / w:.1f}")
+        for size in (20, 100, len(evs)):
+            b = per_event_us(batches_of(size), evs, 5)
+            print(f"{kind} ({len(evs)} events): is_noise_many, batches of {size}: "
+                  f"{b:.1f} us/event, x{n / b:.1f} the naive loop")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,23 @@ def test_a_malformed_event_is_a_type_error_and_the_matcher_still_works(event, wh
         m.is_noise(event)
     with pytest.raises(TypeError, match=why):
         m.classify(event)
+    with pytest.raises(TypeError, match=why):
+        m.is_noise_many([ETHEREUM, event])
     assert m.is_noise(ETHEREUM)
+    assert m.is_noise_many([ETHEREUM]) == [True]
+
+
+def test_a_batch_answers_each_event_in_order() -> None:
+    m = Matcher.builtin()
+    clean = Event(message="ValueError: invoice total is negative",
+                  frames=("https://app.example.com/main.js",), user_agent="Mozilla/5.0")
+    escaped = {"message": 'Quote " backslash \\ tab \t and é 已取消 \u2028',
+               "frames": ["chrome-extension://abc/inpage.js"]}
+    batch = [clean, ETHEREUM, {}, escaped, clean]
+    assert m.is_noise_many(batch) == [False, True, False, True, False]
+    assert m.is_noise_many(batch) == [m.is_noise(e) for e in batch]
+    assert m.is_noise_many([]) == []
+    assert m.is_noise_many(iter([ETHEREUM])) == [True]
 
 
 def test_bad_pattern_fields_are_type_errors() -> None:

@@ -75,6 +75,10 @@ def test_the_matchers_agree_with_the_native_matcher_on_every_event(oracle, fixtu
         got = [matcher.classify(e).to_dict() for e in events]
         assert got == want, name
         assert [matcher.is_noise(e) for e in events] == [v["noise"] for v in want], name
+        # The whole set in one batch, and as the dicts it was read from.
+        assert matcher.is_noise_many(events) == [v["noise"] for v in want], name
+        dicts = [e["event"] for e in oracle["events"]]
+        assert matcher.is_noise_many(dicts) == [v["noise"] for v in want], name
 
 
 def test_the_package_is_typed() -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, List, Mapping, Optional, Union
 
 from . import _fast
 from ._component import Core, record, result
-from ._types import Event, Match, Pattern, Verdict
+from ._types import Event, Match, Pattern, Refusal, Verdict
 
 _DEFAULT: Optional[Core] = None
 
@@ -73,6 +74,33 @@ class Matcher:
         """Whether any pattern matches a text of the event."""
         texts = _texts(event)
         return self._core.run(lambda: _fast.read_bool(self._call("[method]matcher.is-noise", texts)))
+
+    def is_noise_many(self, events: Iterable[EventLike]) -> List[bool]:
+        """``is_noise`` of every event, in order, in one call into the
+        component: the fast way for a batch (a call costs more than
+        matching). The events cross as one JSON text. A malformed event is a
+        ``TypeError``, as for ``is_noise``, and nothing is matched.
+        """
+        rows = []
+        for event in events:
+            e = event if isinstance(event, Event) else Event.from_dict(event)
+            frames = _fast.check_event(e.exception_type, e.message, e.frames, e.user_agent)
+            rows.append({"type": e.exception_type, "message": e.message, "frames": frames,
+                         "userAgent": e.user_agent})
+        # UTF-8 here, before anything is allocated in the component (a lone
+        # surrogate raises UnicodeEncodeError, a ValueError).
+        text = json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode()
+
+        def work() -> List[bool]:
+            self._check()
+            func = self._core.func("matching", "[method]matcher.is-noise-json")
+            raw = _fast.call_with_string(func, self._core.store, self._handle, text)
+            noise, refusal = _fast.read_bool_list_result(raw)
+            if noise is None:
+                raise Refusal(refusal or "events refused")
+            return noise
+
+        return self._core.run(work)
 
     def classify(self, event: EventLike) -> Verdict:
         """Every pattern that matched, and which text."""
