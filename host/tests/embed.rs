@@ -385,3 +385,35 @@ fn the_components_matcher_agrees_with_the_native_matcher() {
         .unwrap();
     assert!(refused.unwrap_err().starts_with("pattern bad: "));
 }
+
+/// The component imports only what its world says (the store and the
+/// shared types) and what Rust's std links for start-up (WASI's CLI basics,
+/// I/O streams, a hash seed): no `wasi:http`, nothing of Spin, so any
+/// wasmtime embedding can satisfy it with `add_wasip2` and the store.
+#[test]
+fn the_component_imports_only_its_store_and_wasi_basics() {
+    const ALLOWED: [&str; 4] = [
+        "noise-filter:core/",
+        "wasi:io/",
+        "wasi:cli/",
+        "wasi:random/insecure-seed",
+    ];
+    let engine = Engine::default();
+    let component = Component::from_file(&engine, component_path()).unwrap();
+    let imports: Vec<String> = component
+        .component_type()
+        .imports(&engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    assert!(
+        imports
+            .iter()
+            .any(|i| i.starts_with("noise-filter:core/store")),
+        "{imports:?}"
+    );
+    let unexpected: Vec<&String> = imports
+        .iter()
+        .filter(|i| !ALLOWED.iter().any(|a| i.starts_with(a)))
+        .collect();
+    assert!(unexpected.is_empty(), "unexpected imports: {unexpected:?}");
+}
