@@ -238,6 +238,9 @@ fn build_package(abort: ImmediateAbort) -> Result<PathBuf> {
     for file in SOURCES {
         copy(&npm.join("src").join(file), &dist.join(file))?;
     }
+    // The repository's license, in the package (npm packs a LICENSE beside
+    // package.json; the copy is not versioned).
+    copy(&util::root().join("LICENSE"), &npm.join("LICENSE"))?;
     report_sizes(&npm, &sizes)?;
     Ok(npm)
 }
@@ -352,6 +355,7 @@ fn oracle(npm: &Path) -> Result {
 /// user would install it.
 fn install_into_tests(npm: &Path) -> Result<PathBuf> {
     let pkg = npm.join("pkg");
+    check_packing(npm)?;
     util::run(
         npm_cmd_quiet(npm)
             .args(["pack", "--pack-destination"])
@@ -373,6 +377,66 @@ fn install_into_tests(npm: &Path) -> Result<PathBuf> {
             .arg(&tarball),
     )?;
     Ok(tests)
+}
+
+/// What a publish ships: `npm pack` holds every file the package's entries
+/// load (`scripts/prepack.cjs --list`, read from package.json and the built
+/// modules' imports), and the `prepack` step refuses a package whose built
+/// files are missing (tried on a copy of package.json and the script alone,
+/// as a fresh checkout has them).
+fn check_packing(npm: &Path) -> Result {
+    let listed = Command::new("node")
+        .arg(npm.join("scripts/prepack.cjs"))
+        .arg("--list")
+        .output()
+        .map_err(|e| format!("cannot run node: {e}"))?;
+    if !listed.status.success() {
+        return Err("scripts/prepack.cjs --list failed".into());
+    }
+    let required = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let dry_run = npm_in(npm)
+        .args(["pack", "--dry-run", "--json", "--silent"])
+        .output()
+        .map_err(|e| format!("cannot run npm pack --dry-run: {e}"))?;
+    if !dry_run.status.success() {
+        return Err(format!(
+            "npm pack --dry-run failed: {}",
+            String::from_utf8_lossy(&dry_run.stderr)
+        ));
+    }
+    let report: serde_json::Value = serde_json::from_slice(&dry_run.stdout)
+        .map_err(|e| format!("npm pack --dry-run --json: {e}"))?;
+    let packed: Vec<&str> = report[0]["files"]
+        .as_array()
+        .ok_or("npm pack --dry-run --json lists no files")?
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    let missing: Vec<&str> = required.lines().filter(|f| !packed.contains(f)).collect();
+    if !missing.is_empty() {
+        return Err(format!("npm pack would leave out {missing:?}"));
+    }
+    eprintln!(
+        "npm pack: {} files, every one the entries load among them",
+        packed.len()
+    );
+
+    let fresh = npm.join("pkg").join("fresh-checkout");
+    reset_dir(&fresh)?;
+    reset_dir(&fresh.join("scripts"))?;
+    copy(&npm.join("package.json"), &fresh.join("package.json"))?;
+    copy(
+        &npm.join("scripts/prepack.cjs"),
+        &fresh.join("scripts/prepack.cjs"),
+    )?;
+    let refused = Command::new("node")
+        .arg(fresh.join("scripts/prepack.cjs"))
+        .output()
+        .map_err(|e| format!("cannot run node: {e}"))?;
+    if refused.status.success() {
+        return Err("prepack let a package without its built files be packed".into());
+    }
+    Ok(())
 }
 
 fn npm_cmd_quiet(dir: &Path) -> Command {
