@@ -52,9 +52,11 @@ const SOURCES: &[&str] = &[
     "matcher-deno.js",
     "matcher-browser.js",
     "matcher-workerd.js",
+    "matcher-init.js",
     "index.d.ts",
     "init.d.ts",
     "matcher.d.ts",
+    "matcher-init.d.ts",
 ];
 /// One wasm of the package.
 struct Wasm {

@@ -15,6 +15,7 @@ test('the exports map lists types first, then workerd, deno, node, browser, defa
   assert.deepEqual(Object.keys(manifest.exports['.']), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
   assert.deepEqual(Object.keys(manifest.exports['./matcher']), ['types', 'workerd', 'deno', 'node', 'browser', 'default']);
   assert.deepEqual(Object.keys(manifest.exports['./init']), ['types', 'default']);
+  assert.deepEqual(Object.keys(manifest.exports['./matcher/init']), ['types', 'default']);
   assert.equal(manifest.type, 'module');
   // Only the entries have a side effect: loading the wasm.
   assert.deepEqual(manifest.sideEffects, [
@@ -50,4 +51,18 @@ test('the matcher entry is smaller than the main entry and leaves the handler ou
   assert.ok(size('noise_filter_matcher_bg.wasm') < size('noise_filter_bg.wasm') * 0.75);
   const matcher = await import('noise-filter/matcher');
   assert.deepEqual(Object.keys(matcher).sort(), ['Matcher', 'createBeforeSend', 'parseStack', 'toEvent']);
+});
+
+test('noise-filter/matcher/init loads without waiting for the wasm, and matches once init() resolves', async () => {
+  const lazy = await import('noise-filter/matcher/init');
+  assert.deepEqual(Object.keys(lazy).sort(), ['Matcher', 'createBeforeSend', 'init', 'parseStack', 'toEvent']);
+  // Node's fetch cannot read file: URLs; Node callers hand over the bytes.
+  const bytes = readFileSync(join(root, 'dist', 'noise_filter_matcher_bg.wasm'));
+  const first = lazy.init(bytes);
+  assert.equal(lazy.init(), first, 'one load, whatever the later calls pass');
+  await first;
+  const matcher = lazy.Matcher.builtin();
+  assert.equal(matcher.isNoise('Googlebot/2.1'), true);
+  assert.equal(matcher.isNoise({ message: 'TypeError: invoice total is negative' }), false);
+  matcher.free();
 });

@@ -95,3 +95,17 @@ async function serviceWorker(): Promise<void> {
   await lazy.init(null);
 }
 void serviceWorker;
+
+// noise-filter/matcher/init: the matcher entry, loaded by hand (a page that
+// must not wait for the wasm before its own start-up).
+import * as lazyMatcher from 'noise-filter/matcher/init';
+async function pageStart(): Promise<void> {
+  const ready: Promise<void> = lazyMatcher.init();
+  await ready;
+  const m: lazyMatcher.Matcher = lazyMatcher.Matcher.builtin();
+  const noisy: boolean = m.isNoise('Googlebot/2.1');
+  void noisy;
+  // @ts-expect-error: a location, bytes or a module, not null
+  await lazyMatcher.init(null);
+}
+void pageStart;
