@@ -8,6 +8,7 @@
 import * as wasm from './glue.js';
 import { matcherClass } from './matching.js';
 
+import { clientFor } from './client.js';
 export { createBeforeSend, parseStack, toEvent } from './matching.js';
 
 const encoder = new TextEncoder();
@@ -175,3 +176,6 @@ function response(exchange) {
 
 /** The patterns of a compiled set, applied to error events (matching.js). */
 export const Matcher = matcherClass(wasm);
+
+/** A consumer of a running service (client.js), over this entry's matcher. */
+export const createClient = clientFor(Matcher);

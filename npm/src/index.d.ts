@@ -210,6 +210,61 @@ export class Matcher {
   free(): void;
 }
 
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** The service's base URL (`https://filters.example.com`); the path is added. */
+  url: string | URL;
+  /** An API key of the account. */
+  key: string;
+  /** `'v1'` (`/v1/filters`, the default) or `'api'` (`/api/v1/filters`). */
+  variant?: 'v1' | 'api';
+  /** Sent as `minConfidence`; also the built-in fallback's threshold. */
+  minConfidence?: number;
+  /** Refresh in the background (default true); false: only on `refresh()`. */
+  refresh?: boolean;
+  /** The `fetch` to use (default: the runtime's). */
+  fetch?: (input: URL, init: { headers: Record<string, string> }) => Promise<Response>;
+  /** Told of every failed fetch (network, 4xx, 5xx, an unreadable body); never thrown. */
+  onError?: (error: unknown) => void;
+}
+
+/** What one refresh did: the HTTP status (0: no answer; -1: closed) and the ms until the next. */
+export interface RefreshOutcome {
+  status: number;
+  next: number | undefined;
+}
+
+/** A consumer of a running noise-filter service; see {@link createClient}. */
+export interface Client {
+  /**
+   * The matcher to use now: the service's last good set, else the built-in
+   * catalog. Read it when you need it: a refresh replaces it.
+   */
+  readonly matcher: Matcher;
+  /** `isNoise` by the current matcher. */
+  isNoise(input: Classifiable): boolean;
+  /** `classify` by the current matcher. */
+  classify(input: Classifiable): Verdict;
+  /** The fetched set: its ETag, Variant A's `version`, when it was last confirmed (ms); null before any. */
+  readonly set: { etag: string | undefined; version: string | undefined; fetchedAt: number } | null;
+  /** Resolves once the first fetch has ended, whatever its outcome; never rejects. */
+  readonly ready: Promise<void>;
+  /** Fetches now (joined with one already running); never rejects. */
+  refresh(): Promise<RefreshOutcome>;
+  /** Stops refreshing; the current matcher stays usable. */
+  close(): void;
+}
+
+/**
+ * Fetches the account's patterns from a running service and keeps them
+ * current in the background: `If-None-Match` with the last ETag (a 304 keeps
+ * the set), the answer's `max-age` clamped to 5-15 minutes, `Retry-After` on
+ * 429, backoff with jitter on network errors and 5xx. Until the first answer,
+ * and while the service is unreachable, it matches with the last good set,
+ * else the built-in catalog. Never throws into the application.
+ */
+export function createClient(options: ClientOptions): Client;
+
 /** The event the matcher reads from an input. */
 export function toEvent(input: Classifiable): {
   type?: string;

@@ -8,7 +8,11 @@
 import * as wasm from './matcher-glue.js';
 import { matcherClass } from './matching.js';
 
+import { clientFor } from './client.js';
 export { createBeforeSend, parseStack, toEvent } from './matching.js';
 
 /** The patterns of a compiled set, applied to error events. */
 export const Matcher = matcherClass(wasm);
+
+/** A consumer of a running service (client.js), over this entry's matcher. */
+export const createClient = clientFor(Matcher);

@@ -47,6 +47,7 @@ const SOURCES: &[&str] = &[
     "workerd.js",
     "init.js",
     "matching.js",
+    "client.js",
     "matcher-api.js",
     "matcher-node.js",
     "matcher-deno.js",
@@ -474,6 +475,7 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/suite.test.mjs",
                 "node/node.test.mjs",
                 "node/readme.test.mjs",
+                "node/client.test.mjs",
             ]);
             c
         }),

@@ -17,3 +17,20 @@ void noise;
 entry.createHandler;
 // @ts-expect-error: nor store helpers
 entry.MemoryStore;
+
+// A client of a running service, from the matcher entry.
+import { createClient, type Client, type RefreshOutcome } from 'noise-filter/matcher';
+async function consume(): Promise<void> {
+  const client: Client = createClient({ url: 'https://filters.example.com', key: 'nf_live_x', minConfidence: 0.8, onError: (e: unknown) => void e });
+  await client.ready;
+  const outcome: RefreshOutcome = await client.refresh();
+  const next: number | undefined = outcome.next;
+  const noisy: boolean = client.isNoise(new Error('boom'));
+  const current: Matcher = client.matcher;
+  const etag: string | undefined = client.set?.etag;
+  void [next, noisy, current, etag];
+  // @ts-expect-error: the variant is 'v1' or 'api'
+  createClient({ url: 'https://filters.example.com', key: 'k', variant: 'v2' });
+  client.close();
+}
+void consume;

@@ -1,0 +1,145 @@
+// createClient against the real endpoint: the package's own createHandler
+// behind Node's http server on a real port, which the tests can make answer
+// 429 or 500, stop and start again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { MemoryStore, addCustomPatterns, createClient, createHandler, createKey } from 'noise-filter';
+import { createClient as createMatcherClient } from 'noise-filter/matcher';
+
+const store = new MemoryStore();
+const key = await createKey(store, { account: 'acme', label: 'client tests' });
+await addCustomPatterns(store, 'acme', [{ pattern: 'acme-legacy-widget.js', category: 'third-party-script' }]);
+const handle = createHandler({ keys: store, customPatterns: store });
+// Only the account's own pattern says this is noise: the built-in catalog does not.
+const OWN = { message: 'TypeError: x is undefined', frames: ['https://shop.example/acme-legacy-widget.js'] };
+
+/** A real server; `mode` makes it answer as a bad day would. */
+function service() {
+  const seen = [];
+  const state = { mode: 'serve', seen, server: null, port: 0 };
+  const listener = async (req, res) => {
+    seen.push({ status: null, ifNoneMatch: req.headers['if-none-match'], url: req.url });
+    const entry = seen[seen.length - 1];
+    if (state.mode === 'limited') {
+      entry.status = 429;
+      res.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' });
+      return res.end('{"error":"rate limited"}');
+    }
+    if (state.mode === 'broken') {
+      entry.status = 500;
+      res.writeHead(500);
+      return res.end();
+    }
+    const headers = new Headers();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    const response = await handle(new Request(new URL(req.url ?? '/', 'http://localhost'), { method: req.method, headers }));
+    entry.status = response.status;
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  };
+  state.start = () => new Promise((resolve) => {
+    state.server = createServer(listener);
+    state.server.listen(state.port, '127.0.0.1', () => {
+      state.port = state.server.address().port;
+      resolve(`http://127.0.0.1:${state.port}`);
+    });
+  });
+  state.stop = () => new Promise((resolve) => {
+    state.server.closeAllConnections();
+    state.server.close(() => resolve());
+  });
+  return state;
+}
+
+test('createClient fetches the account set, then revalidates with its ETag: a 304 keeps it', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const errors = [];
+  const client = createClient({ url, key, refresh: false, onError: (e) => errors.push(e) });
+  await client.ready;
+  assert.equal(client.isNoise(OWN), true, 'the fetched set holds the account pattern');
+  assert.match(client.set.etag, /^(W\/)?"/);
+  assert.match(client.set.version, /^\d/);
+  const confirmed = client.set.fetchedAt;
+  const outcome = await client.refresh();
+  assert.equal(outcome.status, 304);
+  assert.ok(outcome.next >= 5 * 60_000 && outcome.next <= 15 * 60_000, String(outcome.next));
+  assert.deepEqual(svc.seen.map((s) => s.status), [200, 304]);
+  assert.equal(svc.seen[1].ifNoneMatch, client.set.etag);
+  assert.ok(client.set.fetchedAt >= confirmed);
+  assert.equal(client.isNoise(OWN), true);
+  assert.deepEqual(errors, []);
+  client.close();
+  await svc.stop();
+});
+
+test('the other variant and the matcher entry read the same set', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const client = createMatcherClient({ url: `${url}/`, key, variant: 'api', refresh: false });
+  await client.ready;
+  assert.equal(svc.seen[0].url, '/api/v1/filters');
+  assert.equal(svc.seen[0].status, 200);
+  assert.equal(client.isNoise(OWN), true);
+  client.close();
+  await svc.stop();
+});
+
+test('before any answer and while the service is away: the last good set, else the built-in catalog', async () => {
+  const svc = service();
+  const url = await svc.start();
+  await svc.stop(); // nothing listens on that port now
+  const errors = [];
+  const client = createClient({ url, key, refresh: false, onError: (e) => errors.push(e), random: () => 1 });
+  // Usable at once, before any answer: the built-in catalog.
+  assert.equal(client.isNoise('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'), true);
+  assert.equal(client.isNoise(OWN), false);
+  await client.ready;
+  assert.equal(client.set, null);
+  assert.equal(errors.length, 1);
+  // Backoff doubles (jitter at its top here): 5 s, then 10 s.
+  assert.equal((await client.refresh()).next, 10_000);
+  await svc.start(); // back on the same port
+  const back = await client.refresh();
+  assert.equal(back.status, 200);
+  assert.equal(client.isNoise(OWN), true);
+  await svc.stop();
+  const away = await client.refresh();
+  assert.equal(away.status, 0);
+  assert.equal(away.next, 5_000, 'a success reset the backoff');
+  assert.equal(client.isNoise(OWN), true, 'the last good set is kept');
+  client.close();
+});
+
+test('a 429 waits for Retry-After; a 5xx backs off with jitter; neither throws', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const errors = [];
+  const client = createClient({ url, key, refresh: false, onError: (e) => errors.push(e), random: () => 0.5 });
+  await client.ready;
+  svc.mode = 'limited';
+  assert.deepEqual(await client.refresh(), { status: 429, next: 7_000 });
+  svc.mode = 'broken';
+  assert.deepEqual(await client.refresh(), { status: 500, next: 2_500 });
+  assert.deepEqual(await client.refresh(), { status: 500, next: 5_000 });
+  assert.equal(errors.length, 3);
+  assert.equal(client.isNoise(OWN), true, 'the last good set is kept');
+  svc.mode = 'serve';
+  assert.equal((await client.refresh()).status, 304);
+  client.close();
+  await svc.stop();
+});
+
+test('refreshing in the background does not keep the process alive, and bad options are refused', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const client = createClient({ url, key });
+  await client.ready;
+  assert.equal(client.isNoise(OWN), true);
+  client.close();
+  await svc.stop();
+  assert.throws(() => createClient({ url }), /key/);
+  assert.throws(() => createClient({ key }), /url/);
+  assert.throws(() => createClient({ url, key, variant: 'v2' }), /variant/);
+});
