@@ -9,7 +9,7 @@ import * as wasm from './glue.js';
 import { matcherClass } from './matching.js';
 
 import { clientFor } from './client.js';
-export { createBeforeSend, parseStack, toEvent } from './matching.js';
+export { createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
 
 const encoder = new TextEncoder();
 

@@ -276,6 +276,29 @@ export function toEvent(input: Classifiable): {
 /** Script URLs of a V8, SpiderMonkey or JavaScriptCore stack trace, line and column cut off. */
 export function parseStack(stack: string | undefined): string[];
 
+/** Options of {@link noiseFilterIntegration}. */
+export interface NoiseFilterIntegrationOptions<E = SentryLikeEvent> {
+  /**
+   * A matcher, a client (its current matcher each time), or a promise of
+   * either: while it is pending, events pass through unfiltered.
+   */
+  matcher: Matcher | Client | PromiseLike<Matcher | Client>;
+  /** `'drop'` (default): noise is not sent. `'tag'`: sent, with tags `noise_filter` and `noise_filter.patterns`. */
+  mode?: 'drop' | 'tag';
+  /** Hears of each noisy event, in either mode. */
+  onNoise?: (verdict: Verdict, event: E, hint: unknown) => void;
+}
+
+/**
+ * A Sentry integration, as Sentry's own are (`name` + `processEvent`): put
+ * it in `Sentry.init({ integrations: [...] })` of `@sentry/browser`,
+ * `@sentry/node` or any SDK on `@sentry/core` 8 or later, beside your own
+ * `beforeSend`. Only error events are looked at.
+ */
+export function noiseFilterIntegration<E extends SentryLikeEvent = SentryLikeEvent>(
+  options: NoiseFilterIntegrationOptions<E>,
+): { name: string; processEvent(event: E, hint: unknown, client?: unknown): E | null };
+
 /**
  * A `beforeSend` hook for Sentry-style SDKs: `null` (drop) for noise, the
  * event otherwise. `onNoise` sees each dropped event's verdict.

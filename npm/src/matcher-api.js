@@ -9,7 +9,7 @@ import * as wasm from './matcher-glue.js';
 import { matcherClass } from './matching.js';
 
 import { clientFor } from './client.js';
-export { createBeforeSend, parseStack, toEvent } from './matching.js';
+export { createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
 
 /** The patterns of a compiled set, applied to error events. */
 export const Matcher = matcherClass(wasm);

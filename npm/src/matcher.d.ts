@@ -1,12 +1,13 @@
 // `noise-filter/matcher`: the matcher of `noise-filter` alone, over its own,
 // smaller wasm (no endpoint). The same API and answers as the main entry's
 // matcher; the types are the main entry's.
-export { Matcher, createBeforeSend, createClient, parseStack, toEvent } from './index.js';
+export { Matcher, createBeforeSend, createClient, noiseFilterIntegration, parseStack, toEvent } from './index.js';
 export type {
   Classifiable,
   Client,
   ClientOptions,
   RefreshOutcome,
+  NoiseFilterIntegrationOptions,
   EventInput,
   Match,
   Pattern,

@@ -303,3 +303,48 @@ export function createBeforeSend(matcher, { onNoise } = {}) {
     return null;
   };
 }
+
+/**
+ * A Sentry integration (`Sentry.init({ integrations: [noiseFilterIntegration(...)] })`):
+ * an object with `name` and `processEvent`, the form Sentry's own SDK uses
+ * (`eventFiltersIntegration`), so it sits beside the user's `beforeSend`.
+ *
+ * `matcher` is a `Matcher`, a client (`createClient`: its current matcher
+ * each time), or a promise of either. While a promise is pending, events
+ * pass through unfiltered: an error report is never held back waiting for a
+ * wasm to compile, and a few noisy events at page start cost less than a
+ * lost real one. Only error events are looked at (transactions and other
+ * typed events pass). `mode: 'drop'` (default) drops noise; `'tag'` keeps it
+ * and adds the tags `noise_filter` (`noise`) and `noise_filter.patterns`
+ * (the matching pattern ids), for a user who wants to see it before dropping
+ * it. `onNoise(verdict, event)` hears of each noisy event in either mode.
+ */
+export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise } = {}) {
+  if (mode !== 'drop' && mode !== 'tag') throw new TypeError("noiseFilterIntegration: mode is 'drop' or 'tag'");
+  if (matcher == null) throw new TypeError('noiseFilterIntegration: a matcher, a client or a promise of one is needed');
+  let current = typeof matcher.then === 'function' ? null : matcher;
+  if (current === null) {
+    matcher.then((loaded) => { current = loaded; }, () => { /* stays unfiltered */ });
+  }
+  return {
+    name: 'NoiseFilter',
+    processEvent(event, hint) {
+      if (current === null || event == null || (event.type !== undefined && event.type !== 'error')) return event;
+      let verdict;
+      try {
+        verdict = current.classify(event);
+      } catch {
+        return event; // never lose a report over the filter
+      }
+      if (!verdict.noise) return event;
+      try { onNoise?.(verdict, event, hint); } catch { /* the application's counter must not drop the event */ }
+      if (mode === 'drop') return null;
+      event.tags = {
+        ...event.tags,
+        noise_filter: 'noise',
+        'noise_filter.patterns': [...new Set(verdict.matches.map((m) => m.id))].join(','),
+      };
+      return event;
+    },
+  };
+}

@@ -476,6 +476,7 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/node.test.mjs",
                 "node/readme.test.mjs",
                 "node/client.test.mjs",
+                "node/sentry.test.mjs",
             ]);
             c
         }),

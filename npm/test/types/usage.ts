@@ -109,3 +109,13 @@ async function pageStart(): Promise<void> {
   await lazyMatcher.init(null);
 }
 void pageStart;
+
+// The Sentry integration against the real SDK's types.
+import type { Event as CoreEvent, Integration } from "@sentry/core";
+import { noiseFilterIntegration } from 'noise-filter';
+const integration: Integration = noiseFilterIntegration<CoreEvent>({
+  matcher: matcher,
+  mode: 'tag',
+  onNoise: (verdict: Verdict, event: CoreEvent) => void [verdict, event.event_id],
+});
+void integration;
