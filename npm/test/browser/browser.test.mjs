@@ -21,7 +21,7 @@ await build({
     outDir,
     emptyOutDir: true,
     chunkSizeWarningLimit: 4096,
-    rollupOptions: { input: { main: join(root, 'index.html'), matcher: join(root, 'matcher.html') } },
+    rollupOptions: { input: { main: join(root, 'index.html'), matcher: join(root, 'matcher.html'), sentry: join(root, 'sentry.html') } },
   },
 });
 
@@ -83,11 +83,13 @@ let worker;
 let matcherPage;
 let matcherDev;
 let matcherServed;
+let sentryPage;
 try {
   built = await runPage(`http://127.0.0.1:${server.address().port}/`);
   served.length = 0;
   matcherPage = await runPage(`http://127.0.0.1:${server.address().port}/matcher.html`);
   matcherServed = [...served];
+  sentryPage = await runPage(`http://127.0.0.1:${server.address().port}/sentry.html`);
   const swPage = await browser.newPage();
   await swPage.goto(`http://127.0.0.1:${server.address().port}/sw.html`);
   await swPage.waitForFunction(() => window.__sw !== undefined, null, { timeout: 60_000 });
@@ -140,6 +142,15 @@ test('the matcher page passes under the Vite dev server too', () => {
 });
 for (const { name, ok, error } of matcherPage.results) {
   test(`chromium, noise-filter/matcher: ${name}`, () => {
+    if (!ok) throw new Error(error);
+  });
+}
+test('the @sentry/browser page runs without page errors', () => {
+  if (sentryPage.errors.length > 0) throw new Error(sentryPage.errors.join('\n'));
+  if (sentryPage.results.length !== 2) throw new Error(JSON.stringify(sentryPage.results));
+});
+for (const { name, ok, error } of sentryPage.results) {
+  test(`chromium, @sentry/browser: ${name}`, () => {
     if (!ok) throw new Error(error);
   });
 }

@@ -8,7 +8,8 @@ import { createTransport } from '@sentry/core';
 import { Matcher, noiseFilterIntegration } from 'noise-filter';
 
 /** Starts a Sentry client that records envelopes; returns the recorded events. */
-function sentry(integration, beforeSend) {
+async function sentry(integration, beforeSend) {
+  await Sentry.close(2000);
   const events = [];
   const transport = (options) =>
     createTransport(options, async (request) => {
@@ -36,7 +37,7 @@ const real = () => new Error('invoice total is negative');
 test('@sentry/node: noise is not sent, real errors are, the user beforeSend still runs', async () => {
   const noisy = [];
   const seenByBeforeSend = [];
-  const events = sentry(
+  const events = await sentry(
     noiseFilterIntegration({ matcher: Matcher.builtin(), onNoise: (verdict) => noisy.push(verdict) }),
     (event) => { seenByBeforeSend.push(event.exception?.values?.[0]?.value); return event; },
   );
@@ -51,7 +52,7 @@ test('@sentry/node: noise is not sent, real errors are, the user beforeSend stil
 });
 
 test('@sentry/node: tag mode sends noise with the verdict as tags', async () => {
-  const events = sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), mode: 'tag' }));
+  const events = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), mode: 'tag' }));
   Sentry.captureException(wallet());
   Sentry.captureException(real());
   await Sentry.flush(5000);
@@ -65,7 +66,7 @@ test('@sentry/node: tag mode sends noise with the verdict as tags', async () => 
 test('@sentry/node: a matcher still loading lets events through, then filters', async () => {
   let resolve;
   const loading = new Promise((r) => { resolve = r; });
-  const events = sentry(noiseFilterIntegration({ matcher: loading }));
+  const events = await sentry(noiseFilterIntegration({ matcher: loading }));
   Sentry.captureException(wallet());
   await Sentry.flush(5000);
   assert.equal(events.length, 1, 'not held back while the matcher loads');

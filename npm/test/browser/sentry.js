@@ -1,0 +1,65 @@
+// A page as a Sentry user writes it: the real @sentry/browser, started before
+// the matcher's wasm has loaded (`noise-filter/matcher/init`: no top-level
+// await), with the integration given the matcher still loading. A transport
+// of the page's own records what the SDK would send; the outcome goes to
+// `window.__results` for browser.test.mjs.
+import * as Sentry from '@sentry/browser';
+import { createTransport } from '@sentry/core';
+import { Matcher, init, noiseFilterIntegration } from 'noise-filter/matcher/init';
+
+const sent = [];
+const transport = (options) =>
+  createTransport(options, async (request) => {
+    const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body);
+    const lines = text.split('\n');
+    for (let i = 1; i + 1 < lines.length; i += 2) {
+      if (JSON.parse(lines[i]).type === 'event') sent.push(JSON.parse(lines[i + 1]));
+    }
+    return { statusCode: 200 };
+  });
+
+const noisy = [];
+const matcher = init().then(() => Matcher.builtin());
+Sentry.init({
+  dsn: 'https://public@sentry.example.invalid/1',
+  transport,
+  defaultIntegrations: false,
+  integrations: [noiseFilterIntegration({ matcher, onNoise: (verdict) => noisy.push(verdict) })],
+});
+const value = (e) => e.exception?.values?.[0]?.value ?? e.message;
+
+const results = [];
+async function check(name, fn) {
+  try {
+    await fn();
+    results.push({ name, ok: true });
+  } catch (error) {
+    results.push({ name, ok: false, error: String(error?.stack ?? error) });
+  }
+}
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+await check('an error reported while the matcher loads is sent, not held back', async () => {
+  Sentry.captureException(new TypeError('Cannot redefine property: ethereum'));
+  await Sentry.flush(5000);
+  assert(sent.length === 1 && value(sent[0]) === 'Cannot redefine property: ethereum', JSON.stringify(sent.map(value)));
+});
+
+await matcher;
+
+await check('once loaded, noise is dropped and real errors are sent', async () => {
+  sent.length = 0;
+  Sentry.captureException(new TypeError('Cannot redefine property: ethereum'));
+  const injected = new Error('x is not a function');
+  injected.stack = 'Error: x is not a function\n    at run (chrome-extension://nkbihfbeogaeaoehlefnkodbefgpgknn/inpage.js:1:2)';
+  Sentry.captureException(injected);
+  Sentry.captureException(new Error('invoice total is negative'));
+  await Sentry.flush(5000);
+  assert(JSON.stringify(sent.map(value)) === JSON.stringify(['invoice total is negative']), JSON.stringify(sent.map(value)));
+  assert(noisy.length === 2, `onNoise heard ${noisy.length}`);
+});
+
+document.getElementById('out').textContent = results.map((r) => `${r.ok ? 'ok' : 'FAIL'} ${r.name}`).join('\n');
+window.__results = results;
