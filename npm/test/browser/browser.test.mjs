@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { build, createServer as createViteServer } from 'vite';
 import { chromium } from 'playwright-core';
 import { build as esbuild } from 'esbuild';
+import { MemoryStore, addCustomPatterns, createHandler, createKey } from 'noise-filter';
+import { buildAll } from './bundlers/build.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const outDir = fileURLToPath(new URL('../../pkg/browser', import.meta.url));
@@ -37,10 +39,26 @@ await esbuild({
 await copyFile(fileURLToPath(import.meta.resolve('noise-filter/noise_filter_bg.wasm')), join(outDir, 'noise_filter_bg.wasm'));
 await copyFile(fileURLToPath(new URL('sw.html', import.meta.url)), join(outDir, 'sw.html'));
 
+// The same page built by webpack, esbuild and Rollup (bundlers/build.mjs).
+const bundlers = await buildAll(join(outDir, 'bundlers'));
+
+// The service the bundled pages' clients fetch from, on the same origin.
+const store = new MemoryStore();
+const key = await createKey(store, { account: 'acme', label: 'bundler pages' });
+await addCustomPatterns(store, 'acme', [{ pattern: 'acme-legacy-widget.js', category: 'third-party-script' }]);
+const handle = createHandler({ keys: store, customPatterns: store });
+
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const served = [];
 const server = createServer(async (request, response) => {
   const path = new URL(request.url, 'http://x').pathname;
+  if (path.endsWith('/filters')) {
+    const headers = new Headers();
+    for (let i = 0; i < request.rawHeaders.length; i += 2) headers.append(request.rawHeaders[i], request.rawHeaders[i + 1]);
+    const answer = await handle(new Request(new URL(request.url, 'http://localhost'), { method: request.method, headers }));
+    response.writeHead(answer.status, Object.fromEntries(answer.headers));
+    return response.end(Buffer.from(await answer.arrayBuffer()));
+  }
   const file = path === '/' ? '/index.html' : path;
   served.push(file);
   try {
@@ -84,12 +102,16 @@ let matcherPage;
 let matcherDev;
 let matcherServed;
 let sentryPage;
+const bundled = {};
 try {
   built = await runPage(`http://127.0.0.1:${server.address().port}/`);
   served.length = 0;
   matcherPage = await runPage(`http://127.0.0.1:${server.address().port}/matcher.html`);
   matcherServed = [...served];
   sentryPage = await runPage(`http://127.0.0.1:${server.address().port}/sentry.html`);
+  for (const name of Object.keys(bundlers)) {
+    bundled[name] = await runPage(`http://127.0.0.1:${server.address().port}/bundlers/${name}/page.html?key=${encodeURIComponent(key)}`);
+  }
   const swPage = await browser.newPage();
   await swPage.goto(`http://127.0.0.1:${server.address().port}/sw.html`);
   await swPage.waitForFunction(() => window.__sw !== undefined, null, { timeout: 60_000 });
@@ -144,6 +166,17 @@ for (const { name, ok, error } of matcherPage.results) {
   test(`chromium, noise-filter/matcher: ${name}`, () => {
     if (!ok) throw new Error(error);
   });
+}
+for (const [name, page] of Object.entries(bundled)) {
+  test(`${name}: the page loads the matcher entry without page errors`, () => {
+    if (page.errors.length > 0) throw new Error(page.errors.join('\n'));
+    if (page.results.length !== 2) throw new Error(JSON.stringify(page.results));
+  });
+  for (const { name: check, ok, error } of page.results) {
+    test(`chromium, built by ${name}: ${check}`, () => {
+      if (!ok) throw new Error(error);
+    });
+  }
 }
 test('the @sentry/browser page runs without page errors', () => {
   if (sentryPage.errors.length > 0) throw new Error(sentryPage.errors.join('\n'));
