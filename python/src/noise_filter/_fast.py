@@ -14,7 +14,7 @@ tests run every event of the evaluation set through it.
 from __future__ import annotations
 
 from ctypes import POINTER, byref, c_char_p, c_size_t, sizeof, string_at
-from typing import Any, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 import wasmtime
 from wasmtime import _ffi as ffi
@@ -96,6 +96,29 @@ def _event(c: Any, exception_type: Optional[str], message: Optional[str],
     c.of.record = raw
 
 
+def _call(func: Func, store: wasmtime.Store, matcher: ResourceAny,
+          lower: Callable[[Any], None]) -> Any:
+    """Calls `func(borrow<matcher>, arg)`, `lower` writing `arg` into its C
+    value (first: a refused argument leaves nothing to free); returns the
+    raw result value."""
+    params = (ffi.wasmtime_component_val_t * 2)()
+    lower(params[1])
+    params[0].kind = ffi.WASMTIME_COMPONENT_RESOURCE
+    params[0].of.resource = ffi.wasmtime_component_resource_any_clone(matcher.ptr())
+    result = ffi.wasmtime_component_val_t()
+    try:
+        error = ffi.wasmtime_component_func_call(
+            byref(func._func), store._context(), params, 2, byref(result), 1)
+    finally:
+        for i in range(2):
+            ffi.wasmtime_component_val_delete(byref(params[i]))
+    if error:
+        exc = wasmtime.WasmtimeError._from_ptr(error)
+        maybe_raise_last_exn()
+        raise exc
+    return result
+
+
 def call_with_event(
     func: Func,
     store: wasmtime.Store,
@@ -106,22 +129,8 @@ def call_with_event(
     user_agent: Optional[str],
 ) -> Any:
     """Calls `func(borrow<matcher>, event)`; returns the raw result value."""
-    params = (ffi.wasmtime_component_val_t * 2)()
-    params[0].kind = ffi.WASMTIME_COMPONENT_RESOURCE
-    params[0].of.resource = ffi.wasmtime_component_resource_any_clone(matcher.ptr())
-    _event(params[1], exception_type, message, frames, user_agent)
-    result = ffi.wasmtime_component_val_t()
-    try:
-        error = ffi.wasmtime_component_func_call(
-            byref(func._func), store._context(), params, 2, byref(result), 1)
-    finally:
-        for i in range(2):
-            ffi.wasmtime_component_val_delete(byref(params[i]))
-    if error:
-        exc = wasmtime.WasmtimeError._from_ptr(error)
-        maybe_raise_last_exn()
-        raise exc
-    return result
+    return _call(func, store, matcher,
+                 lambda c: _event(c, exception_type, message, frames, user_agent))
 
 
 def read_bool(result: Any) -> bool:
@@ -129,27 +138,13 @@ def read_bool(result: Any) -> bool:
     return bool(result.of.boolean)
 
 
-
 def call_with_string(func: Func, store: wasmtime.Store, matcher: ResourceAny, utf8: bytes) -> Any:
     """Calls `func(borrow<matcher>, string)` with the string's UTF-8 bytes;
     returns the raw result value."""
-    params = (ffi.wasmtime_component_val_t * 2)()
-    params[1].kind = ffi.WASMTIME_COMPONENT_STRING
-    _byte_vec_new(byref(params[1].of.string), len(utf8), utf8)
-    params[0].kind = ffi.WASMTIME_COMPONENT_RESOURCE
-    params[0].of.resource = ffi.wasmtime_component_resource_any_clone(matcher.ptr())
-    result = ffi.wasmtime_component_val_t()
-    try:
-        error = ffi.wasmtime_component_func_call(
-            byref(func._func), store._context(), params, 2, byref(result), 1)
-    finally:
-        for i in range(2):
-            ffi.wasmtime_component_val_delete(byref(params[i]))
-    if error:
-        exc = wasmtime.WasmtimeError._from_ptr(error)
-        maybe_raise_last_exn()
-        raise exc
-    return result
+    def lower(c: Any) -> None:
+        c.kind = ffi.WASMTIME_COMPONENT_STRING
+        _byte_vec_new(byref(c.of.string), len(utf8), utf8)
+    return _call(func, store, matcher, lower)
 
 
 # Where a value's `boolean` lies inside a `wasmtime_component_val_t`, and
