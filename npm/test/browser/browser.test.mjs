@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core';
 import { build as esbuild } from 'esbuild';
 import { MemoryStore, addCustomPatterns, createHandler, createKey } from 'noise-filter';
 import { buildAll } from './bundlers/build.mjs';
+import { nodeListener } from '../common/node-http.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const outDir = fileURLToPath(new URL('../../pkg/browser', import.meta.url));
@@ -46,19 +47,13 @@ const bundlers = await buildAll(join(outDir, 'bundlers'));
 const store = new MemoryStore();
 const key = await createKey(store, { account: 'acme', label: 'bundler pages' });
 await addCustomPatterns(store, 'acme', [{ pattern: 'acme-legacy-widget.js', category: 'third-party-script' }]);
-const handle = createHandler({ keys: store, customPatterns: store });
+const serveFilters = nodeListener(createHandler({ keys: store, customPatterns: store }));
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const served = [];
 const server = createServer(async (request, response) => {
   const path = new URL(request.url, 'http://x').pathname;
-  if (path.endsWith('/filters')) {
-    const headers = new Headers();
-    for (let i = 0; i < request.rawHeaders.length; i += 2) headers.append(request.rawHeaders[i], request.rawHeaders[i + 1]);
-    const answer = await handle(new Request(new URL(request.url, 'http://localhost'), { method: request.method, headers }));
-    response.writeHead(answer.status, Object.fromEntries(answer.headers));
-    return response.end(Buffer.from(await answer.arrayBuffer()));
-  }
+  if (path.endsWith('/filters')) return serveFilters(request, response);
   const file = path === '/' ? '/index.html' : path;
   served.push(file);
   try {

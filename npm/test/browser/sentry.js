@@ -4,19 +4,12 @@
 // of the page's own records what the SDK would send; the outcome goes to
 // `window.__results` for browser.test.mjs.
 import * as Sentry from '@sentry/browser';
-import { createTransport } from '@sentry/core';
+import { recordingTransport } from '../common/sentry-transport.mjs';
+import { check, publish } from './checks.js';
 import { Matcher, init, noiseFilterIntegration } from 'noise-filter/matcher/init';
 
 const sent = [];
-const transport = (options) =>
-  createTransport(options, async (request) => {
-    const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body);
-    const lines = text.split('\n');
-    for (let i = 1; i + 1 < lines.length; i += 2) {
-      if (JSON.parse(lines[i]).type === 'event') sent.push(JSON.parse(lines[i + 1]));
-    }
-    return { statusCode: 200 };
-  });
+const transport = recordingTransport(sent);
 
 const noisy = [];
 const matcher = init().then(() => Matcher.builtin());
@@ -28,15 +21,6 @@ Sentry.init({
 });
 const value = (e) => e.exception?.values?.[0]?.value ?? e.message;
 
-const results = [];
-async function check(name, fn) {
-  try {
-    await fn();
-    results.push({ name, ok: true });
-  } catch (error) {
-    results.push({ name, ok: false, error: String(error?.stack ?? error) });
-  }
-}
 function assert(condition, message) {
   if (!condition) throw new Error(message);
 }
@@ -61,5 +45,4 @@ await check('once loaded, noise is dropped and real errors are sent', async () =
   assert(noisy.length === 2, `onNoise heard ${noisy.length}`);
 });
 
-document.getElementById('out').textContent = results.map((r) => `${r.ok ? 'ok' : 'FAIL'} ${r.name}`).join('\n');
-window.__results = results;
+publish();

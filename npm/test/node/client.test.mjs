@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { MemoryStore, addCustomPatterns, createClient, createHandler, createKey } from 'noise-filter';
 import { createClient as createMatcherClient } from 'noise-filter/matcher';
+import { nodeListener } from '../common/node-http.mjs';
 
 const store = new MemoryStore();
 const key = await createKey(store, { account: 'acme', label: 'client tests' });
@@ -18,6 +19,7 @@ const OWN = { message: 'TypeError: x is undefined', frames: ['https://shop.examp
 function service() {
   const seen = [];
   const state = { mode: 'serve', seen, server: null, port: 0 };
+  const serve = nodeListener(handle);
   const listener = async (req, res) => {
     seen.push({ status: null, ifNoneMatch: req.headers['if-none-match'], url: req.url });
     const entry = seen[seen.length - 1];
@@ -31,12 +33,7 @@ function service() {
       res.writeHead(500);
       return res.end();
     }
-    const headers = new Headers();
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-    const response = await handle(new Request(new URL(req.url ?? '/', 'http://localhost'), { method: req.method, headers }));
-    entry.status = response.status;
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
+    entry.status = await serve(req, res);
   };
   state.start = () => new Promise((resolve) => {
     state.server = createServer(listener);

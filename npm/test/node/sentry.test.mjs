@@ -1,26 +1,17 @@
 // The Sentry integration with the real @sentry/node from the registry: the
 // events the SDK would send are recorded by a transport of the test's own
-// (Sentry's `createTransport` around a function that keeps each envelope).
+// (common/sentry-transport.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as Sentry from '@sentry/node';
-import { createTransport } from '@sentry/core';
+import { recordingTransport } from '../common/sentry-transport.mjs';
 import { Matcher, noiseFilterIntegration } from 'noise-filter';
 
 /** Starts a Sentry client that records envelopes; returns the recorded events. */
 async function sentry(integration, beforeSend) {
   await Sentry.close(2000);
   const events = [];
-  const transport = (options) =>
-    createTransport(options, async (request) => {
-      const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body);
-      const lines = text.split('\n');
-      for (let i = 1; i + 1 < lines.length; i += 2) {
-        const header = JSON.parse(lines[i]);
-        if (header.type === 'event') events.push(JSON.parse(lines[i + 1]));
-      }
-      return { statusCode: 200 };
-    });
+  const transport = recordingTransport(events);
   Sentry.init({
     dsn: 'https://public@sentry.example.invalid/1',
     transport,

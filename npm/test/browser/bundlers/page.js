@@ -3,16 +3,7 @@
 // and a client fetches the account's set from the test's local server.
 // The outcome goes to `window.__results` for browser.test.mjs.
 import { Matcher, createClient } from 'noise-filter/matcher';
-
-const results = [];
-async function check(name, fn) {
-  try {
-    await fn();
-    results.push({ name, ok: true });
-  } catch (error) {
-    results.push({ name, ok: false, error: String(error?.stack ?? error) });
-  }
-}
+import { check, publish } from '../checks.js';
 
 await check('the matcher entry matches an event', () => {
   const matcher = Matcher.builtin();
@@ -29,5 +20,4 @@ await check('a client fetches the account set from the local service', async () 
   client.close();
 });
 
-document.getElementById('out').textContent = results.map((r) => `${r.ok ? 'ok' : 'FAIL'} ${r.name}`).join('\n');
-window.__results = results;
+publish();
