@@ -15,6 +15,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+#[path = "src/literals.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod literals;
 #[path = "src/syntax.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod syntax;
@@ -70,6 +73,9 @@ struct Checked {
     entry: Entry,
     category: usize,
     regex: Option<String>,
+    /// For a regex with a usable literal set: the literals, joined by
+    /// `literals::SEPARATOR`.
+    literals: Option<String>,
 }
 
 fn main() {
@@ -77,6 +83,7 @@ fn main() {
     let path = manifest.join("catalog/patterns.toml");
     println!("cargo::rerun-if-changed={}", path.display());
     println!("cargo::rerun-if-changed=src/syntax.rs");
+    println!("cargo::rerun-if-changed=src/literals.rs");
     println!("cargo::rerun-if-changed=src/wire.rs");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -156,9 +163,22 @@ fn check(entries: Vec<Entry>, errors: &mut Vec<String>) -> Vec<Checked> {
                 None
             }
         };
+        let literals = regex
+            .as_deref()
+            .and_then(literals::required_literals)
+            .map(|found| {
+                for l in &found {
+                    assert!(
+                        !l.contains(['\0', literals::SEPARATOR]),
+                        "{at}: literal {l:?} holds a character that cannot be packed"
+                    );
+                }
+                found.join(&literals::SEPARATOR.to_string())
+            });
         out.push(Checked {
             category: category.unwrap_or(0),
             regex,
+            literals,
             entry,
         });
     }
@@ -217,7 +237,7 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
         let _ = writeln!(
             s,
             "    BuiltinPattern {{ id: {:?}, pattern: {:?}, kind: Kind::{}, category: Category::{}, \
-             confidence: {:?}, source: {:?}, rust_regex: {:?} }},",
+             confidence: {:?}, source: {:?}, rust_regex: {:?}, regex_literals: {:?} }},",
             e.id,
             e.pattern,
             if p.regex.is_some() { "Regex" } else { "String" },
@@ -225,6 +245,7 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
             e.confidence,
             e.source,
             p.regex,
+            p.literals,
         );
     }
     let _ = writeln!(s, "];");
@@ -254,8 +275,8 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
 }
 
 /// The catalog packed for the matcher-only build (`catalog::patterns`
-/// unpacks it): `PACKED_TEXT` holds each pattern's id, text and Rust regex
-/// (empty for a substring) separated by NUL, and `PACKED_META` per pattern
+/// unpacks it): `PACKED_TEXT` holds each pattern's id, text, Rust regex
+/// (empty for a substring) and regex literals (empty when none) separated by NUL, and `PACKED_META` per pattern
 /// its category's index (bit 3: a regex) and its confidence in hundredths,
 /// which is exact: the check below proves `percent / 100` is the same f64.
 fn compact(s: &mut String, patterns: &[Checked]) {
@@ -264,7 +285,8 @@ fn compact(s: &mut String, patterns: &[Checked]) {
     for p in patterns {
         let e = &p.entry;
         let regex = p.regex.as_deref().unwrap_or("");
-        for part in [&e.id, &e.pattern, regex] {
+        let literals = p.literals.as_deref().unwrap_or("");
+        for part in [&e.id, &e.pattern, regex, literals] {
             assert!(!part.contains('\0'), "{}: a NUL cannot be packed", e.id);
             text.push_str(part);
             text.push('\0');

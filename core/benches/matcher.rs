@@ -125,6 +125,12 @@ fn bench(c: &mut Criterion) {
     c.bench_function("build_matcher_catalog_plus_100", |b| {
         b.iter(|| Matcher::new(black_box(patterns.clone())).unwrap())
     });
+    // What a page pays before it can filter its first error: the built-in
+    // catalog, every confidence, and the first noisy event classified.
+    c.bench_function("builtin_ready_and_first_noisy_event", |b| {
+        let event = noisy_event();
+        b.iter(|| Matcher::builtin(black_box(0.0)).classify(&event).noise)
+    });
 }
 
 criterion_group!(benches, bench);

@@ -35,6 +35,19 @@ pub struct BuiltinPattern {
     pub source: &'static str,
     /// For a regex: its Rust spelling, translated at build time.
     pub rust_regex: Option<&'static str>,
+    /// For a regex with literals one of which its every match contains
+    /// (`literals::required_literals`, extracted at build time): them,
+    /// separated by [`literals::SEPARATOR`].
+    pub(crate) regex_literals: Option<&'static str>,
+}
+
+impl BuiltinPattern {
+    /// For a regex: the literals its every match contains, if it has a
+    /// usable set (else the matcher runs it on every text).
+    pub(crate) fn required_literals(&self) -> Option<impl Iterator<Item = &'static str>> {
+        self.regex_literals
+            .map(|all| all.split(crate::literals::SEPARATOR))
+    }
 }
 
 /// One variant's patterns pre-rendered as JSON.
@@ -60,7 +73,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
 /// The catalog compiled into this build: without `endpoint` (the npm
 /// matcher-only wasm) it is packed by `build.rs` (no sources, no
 /// per-pattern pointers) and unpacked here once, to the same ids, texts,
-/// kinds, categories, confidences (bit for bit) and Rust regexes.
+/// kinds, categories, confidences (bit for bit), Rust regexes and literals.
 #[cfg(not(feature = "endpoint"))]
 pub fn patterns() -> &'static [BuiltinPattern] {
     static UNPACKED: std::sync::OnceLock<Vec<BuiltinPattern>> = std::sync::OnceLock::new();
@@ -70,7 +83,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
         PACKED_META
             .iter()
             .map(|&(tag, percent)| {
-                let (id, pattern, rust) = (next(), next(), next());
+                let (id, pattern, rust, literals) = (next(), next(), next(), next());
                 BuiltinPattern {
                     id,
                     pattern,
@@ -82,6 +95,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
                     category: Category::ALL[usize::from(tag & 7) % 6],
                     confidence: f64::from(percent) / 100.0,
                     rust_regex: (!rust.is_empty()).then_some(rust),
+                    regex_literals: (!literals.is_empty()).then_some(literals),
                 }
             })
             .collect()

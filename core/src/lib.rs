@@ -71,6 +71,8 @@ mod error;
 mod exchange;
 #[cfg(feature = "endpoint")]
 mod http;
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod literals;
 mod matcher;
 #[cfg(feature = "endpoint")]
 mod memory;

@@ -6,27 +6,36 @@
 //! contains the lowercased pattern (`text.toLowerCase().includes(…)`), a
 //! `regex` as `new RegExp(pattern, "i")` would (see [`crate::syntax`]).
 //!
-//! **Cost.** Everything is compiled once ([`Matcher::new`]). Classifying a
-//! text is one pass of one Aho-Corasick automaton holding every substring
-//! pattern *and* the literals every match of each regex must contain
-//! (extracted with `regex-syntax`). A regex runs only when its literal was
-//! seen; the few regexes without a usable literal run as one `RegexSet`. A
-//! clean event therefore costs one automaton pass per text (plus the
-//! literal-free set, empty in the built-in catalog). Literals with non-ASCII
-//! letters have an automaton of their own, searched only in non-ASCII texts
-//! (see [`Literals`]).
+//! **Cost.** Classifying a text is one pass of one Aho-Corasick automaton
+//! holding the prefixes of every substring pattern *and* of the literals
+//! every match of each regex must contain (extracted with `regex-syntax`,
+//! for the built-in regexes once by `build.rs`); an occurrence of a prefix
+//! is checked against the few literals that share it ([`Searcher`]). A regex
+//! runs only when its literal was seen; the few regexes without a usable
+//! literal run as one `RegexSet`. A clean event therefore costs one
+//! automaton pass per text (plus the literal-free set, empty in the
+//! built-in catalog). Literals with non-ASCII letters have an automaton of
+//! their own, searched only in non-ASCII texts (see [`Literals`]).
+//!
+//! **Ready at once.** [`Matcher::builtin`] is what a page builds before it
+//! can filter its first error, so it parses and compiles no regex: the
+//! catalog's translations and literals come from `build.rs`, and each regex
+//! is compiled when a text first holds one of its literals ([`LazyRegex`]).
+//! Patterns given at run time are validated, and so compiled, at once.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
-use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
-use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind, StartKind};
+use regex::{Regex, RegexSet, RegexSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, BuiltinPattern};
 #[cfg(feature = "endpoint")]
 use crate::custom::CustomPattern;
+use crate::literals;
 use crate::pattern::{InvalidPattern, Kind, Variant};
 use crate::pattern_list;
 use crate::syntax;
@@ -194,9 +203,74 @@ pub struct Matcher {
     /// Substring patterns and regex literals, lowercased.
     literals: Literals,
     /// Every regex, with the index of its pattern.
-    regexes: Vec<(usize, Regex)>,
+    regexes: Vec<LazyRegex>,
     /// Regexes with no literal every match contains: run on every text.
     unfiltered: Option<(RegexSet, Vec<usize>)>,
+}
+
+/// One regex of a pattern set, compiled when a text first needs it.
+///
+/// A built-in regex was translated and compiled by `build.rs` (with the
+/// bounds the matcher uses), so it cannot fail here, and most of the
+/// catalog's regexes run only on the rare texts that hold one of their
+/// literals: compiling all of them up front was most of the cost of
+/// [`Matcher::builtin`] (docs/BENCHMARKS.md, "npm: ready at page start").
+/// Any other regex is compiled at once, by its validation.
+#[derive(Debug, Clone)]
+struct LazyRegex {
+    /// The index of its pattern.
+    index: usize,
+    /// Its Rust spelling.
+    rust: Cow<'static, str>,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn get(&self) -> &Regex {
+        self.compiled.get_or_init(|| {
+            syntax::compile(&self.rust).expect("a regex is compiled once before it is kept")
+        })
+    }
+}
+
+/// A regex pattern made ready for the matcher: its Rust spelling, its
+/// literals, and its compiled form when validating it compiled it.
+struct PreparedRegex {
+    rust: Cow<'static, str>,
+    literals: Option<Vec<Cow<'static, str>>>,
+    compiled: OnceLock<Regex>,
+}
+
+impl PreparedRegex {
+    /// A regex of the built-in catalog (the same text, as a fetched Variant A
+    /// body lists it) takes what `build.rs` computed; any other is translated
+    /// into the shared subset, compiled and searched for literals now.
+    fn of(pattern: &MatcherPattern) -> Result<PreparedRegex, InvalidPattern> {
+        if let Some(builtin) = builtin_regex(&pattern.pattern) {
+            return Ok(PreparedRegex::builtin(builtin));
+        }
+        let refuse =
+            |e: &dyn std::fmt::Display| InvalidPattern(format!("pattern {}: {e}", pattern.id));
+        let (rust, regex) =
+            syntax::translate_and_compile(&pattern.pattern).map_err(|e| refuse(&e))?;
+        let literals = literals::required_literals(&rust)
+            .map(|found| found.into_iter().map(Cow::Owned).collect());
+        Ok(PreparedRegex {
+            rust: Cow::Owned(rust),
+            literals,
+            compiled: OnceLock::from(regex),
+        })
+    }
+
+    fn builtin(p: &'static BuiltinPattern) -> PreparedRegex {
+        PreparedRegex {
+            rust: Cow::Borrowed(p.rust_regex.expect("a built-in regex has its translation")),
+            literals: p
+                .required_literals()
+                .map(|found| found.map(Cow::Borrowed).collect()),
+            compiled: OnceLock::new(),
+        }
+    }
 }
 
 impl Matcher {
@@ -205,36 +279,56 @@ impl Matcher {
         let patterns = catalog::patterns()
             .iter()
             .filter(|p| p.confidence >= min_confidence);
-        Matcher::new(patterns.map(MatcherPattern::from))
-            .expect("the catalog is validated at build time")
+        Matcher::build(patterns.map(|p| {
+            let prepared = (p.kind == Kind::Regex).then(|| PreparedRegex::builtin(p));
+            (MatcherPattern::from(p), prepared)
+        }))
+        .expect("the catalog is validated at build time")
     }
 
     /// Compiles `patterns`. Regexes must be in the shared subset.
     pub fn new(
         patterns: impl IntoIterator<Item = MatcherPattern>,
     ) -> Result<Matcher, InvalidPattern> {
-        let patterns: Vec<MatcherPattern> = patterns.into_iter().collect();
+        let prepared = patterns
+            .into_iter()
+            .map(|p| match p.kind {
+                Kind::String if p.pattern.is_empty() => {
+                    Err(InvalidPattern(format!("pattern {}: empty", p.id)))
+                }
+                Kind::String => Ok((p, None)),
+                Kind::Regex => PreparedRegex::of(&p).map(|regex| (p, Some(regex))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Matcher::build(prepared)
+    }
+
+    /// The set of `patterns`, each substring already checked and each
+    /// regex prepared.
+    fn build(
+        patterns: impl IntoIterator<Item = (MatcherPattern, Option<PreparedRegex>)>,
+    ) -> Result<Matcher, InvalidPattern> {
+        let mut kept = Vec::new();
         let mut literals = Literals::default();
         let mut regexes = Vec::new();
         let mut unfiltered = Vec::new();
-        for (index, p) in patterns.iter().enumerate() {
-            match p.kind {
-                Kind::String => {
-                    if p.pattern.is_empty() {
-                        return Err(InvalidPattern(format!("pattern {}: empty", p.id)));
-                    }
-                    literals.add(p.pattern.to_lowercase(), Hit::Pattern(index));
+        for (index, (p, regex)) in patterns.into_iter().enumerate() {
+            match regex {
+                None => {
+                    literals.add(Cow::Owned(p.pattern.to_lowercase()), Hit::Pattern(index));
                 }
-                Kind::Regex => {
-                    let rust = builtin_translation(&p.pattern)
-                        .map_or_else(|| syntax::translate(&p.pattern), |t| Ok(t.to_owned()));
-                    let rust =
-                        rust.map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
-                    let regex = compile(&rust)
-                        .map_err(|e| InvalidPattern(format!("pattern {}: {e}", p.id)))?;
+                Some(PreparedRegex {
+                    rust,
+                    literals: found,
+                    compiled,
+                }) => {
                     let slot = regexes.len();
-                    regexes.push((index, regex));
-                    match required_literals(&rust) {
+                    regexes.push(LazyRegex {
+                        index,
+                        rust,
+                        compiled,
+                    });
+                    match found {
                         Some(found) => {
                             for literal in found {
                                 literals.add(literal, Hit::Candidate(slot));
@@ -244,6 +338,7 @@ impl Matcher {
                     }
                 }
             }
+            kept.push(p);
         }
         let literals = literals.build()?;
         let unfiltered = if unfiltered.is_empty() {
@@ -251,7 +346,7 @@ impl Matcher {
         } else {
             let sources = unfiltered
                 .iter()
-                .map(|&slot: &usize| regexes[slot].1.as_str());
+                .map(|&slot: &usize| regexes[slot].rust.as_ref());
             let set = RegexSetBuilder::new(sources)
                 .case_insensitive(true)
                 .size_limit(syntax::REGEX_SIZE_LIMIT * 8)
@@ -260,7 +355,7 @@ impl Matcher {
             Some((set, unfiltered))
         };
         Ok(Matcher {
-            patterns,
+            patterns: kept,
             literals,
             regexes,
             unfiltered,
@@ -367,7 +462,7 @@ impl Matcher {
                     return false;
                 }
                 tried.push(slot);
-                self.regexes[slot].1.is_match(text)
+                self.regexes[slot].get().is_match(text)
             }
         });
         if found {
@@ -398,13 +493,17 @@ impl Matcher {
         candidates.sort_unstable();
         candidates.dedup();
         for &slot in candidates.iter() {
-            let (index, regex) = &self.regexes[slot];
-            if regex.is_match(text) {
-                hits.push(*index);
+            let regex = &self.regexes[slot];
+            if regex.get().is_match(text) {
+                hits.push(regex.index);
             }
         }
         if let Some((set, slots)) = &self.unfiltered {
-            hits.extend(set.matches(text).iter().map(|i| self.regexes[slots[i]].0));
+            hits.extend(
+                set.matches(text)
+                    .iter()
+                    .map(|i| self.regexes[slots[i]].index),
+            );
         }
         // Pattern order; a substring seen twice in one text counts once.
         hits.sort_unstable();
@@ -428,9 +527,9 @@ impl Matcher {
 /// Literals with a non-ASCII character live in an automaton of their own,
 /// searched only in non-ASCII texts (the only texts that can hold them, once
 /// lowercased). In the one automaton, the few such literals multiplied the
-/// automaton's alphabet, and with it the memory every text's scan walks: the
-/// table doubled (7.6 to 15.4 MB with catalog 2026-12-01) and every event
-/// got slower.
+/// automaton's alphabet, and with it the memory every text's scan walks (a
+/// DFA of the catalog's whole literals doubled, 7.6 to 15.4 MB, and every
+/// event got slower).
 #[derive(Debug, Clone, Default)]
 struct Literals {
     ascii: Searcher,
@@ -438,14 +537,13 @@ struct Literals {
 }
 
 impl Literals {
-    fn add(&mut self, literal: String, hit: Hit) {
+    fn add(&mut self, literal: Cow<'static, str>, hit: Hit) {
         let searcher = if literal.is_ascii() {
             &mut self.ascii
         } else {
             &mut self.unicode
         };
-        searcher.literals.push(literal);
-        searcher.hits.push(hit);
+        searcher.add(literal, hit);
     }
 
     fn build(mut self) -> Result<Literals, InvalidPattern> {
@@ -466,40 +564,143 @@ impl Literals {
     }
 }
 
-/// One Aho-Corasick automaton, ASCII-case-insensitive, over lowercased
-/// literals.
+/// Literals found through one Aho-Corasick automaton of their prefixes,
+/// ASCII-case-insensitive, each occurrence of a prefix then checked against
+/// the few literals that share it.
+///
+/// Why prefixes: building the automaton costs in proportion to its states,
+/// one a byte of every distinct literal, and every page pays it before it
+/// can filter its first error. A DFA of the whole literals of the built-in
+/// catalog (1,280 of them, 22.5 KB) was 7.6 MB and most of
+/// [`Matcher::builtin`]; cut to prefixes of [`PREFIX_LEN`] bytes (longer
+/// only where more than [`MAX_SHARING`] literals would share one) it is
+/// 0.8 MB and `builtin` takes a sixth of the instructions, while a clean
+/// event's scan costs the same: the table stays in cache, and an occurrence
+/// of a prefix is one short comparison (docs/BENCHMARKS.md, "npm: ready at
+/// page start").
 #[derive(Debug, Clone, Default)]
 struct Searcher {
-    literals: Vec<String>,
-    hits: Vec<Hit>,
-    automaton: Option<AhoCorasick>,
+    /// What the searcher is built from: each literal, lowercased, with
+    /// what it stands for (emptied by `build`).
+    pending: Vec<(Cow<'static, str>, Hit)>,
+    automaton: Option<DFA>,
+    /// For each prefix in the automaton: its length, and the range of
+    /// `literals` that start with it.
+    prefixes: Vec<(usize, std::ops::Range<usize>)>,
+    /// Every literal, grouped by prefix, with what it stands for.
+    literals: Vec<(Box<[u8]>, Hit)>,
 }
 
+/// The shortest prefix put in the automaton: long enough that a prefix
+/// seldom occurs in a text without its literal (a check each time), short
+/// enough that the catalog's 1,280 literals have ~640 of them.
+const PREFIX_LEN: usize = 4;
+/// The most literals one prefix stands for: a longer prefix is taken
+/// wherever more share one (32 of the catalog's begin with `goog`), so an
+/// occurrence costs at most this many comparisons.
+const MAX_SHARING: usize = 4;
+
 impl Searcher {
+    fn add(&mut self, literal: Cow<'static, str>, hit: Hit) {
+        self.pending.push((literal, hit));
+    }
+
     fn build(&mut self) -> Result<(), InvalidPattern> {
-        if self.literals.is_empty() {
+        let mut pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
             return Ok(());
         }
-        let automaton = AhoCorasickBuilder::new()
-            // A DFA: the fastest scan, worth its build time (a few ms, once)
-            // since every text of every event goes through.
-            .kind(Some(AhoCorasickKind::DFA))
+        pending.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self.literals = pending
+            .into_iter()
+            .map(|(literal, hit)| (Box::from(literal.as_bytes()), hit))
+            .collect();
+        self.prefixes.clear();
+        group_by_prefix(&self.literals, 0, PREFIX_LEN, &mut self.prefixes);
+        let literals = &self.literals;
+        let prefixes = self
+            .prefixes
+            .iter()
+            .map(|(len, group)| &literals[group.start].0[..*len]);
+        let automaton = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .build(&self.literals)
+            .start_kind(StartKind::Unanchored)
+            // `seen_in` walks the automaton itself, byte by byte.
+            .prefilter(false)
+            .build(prefixes)
             .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
         self.automaton = Some(automaton);
-        self.literals = Vec::new();
         Ok(())
     }
 
+    /// Walks the automaton over `haystack` with the crate's own low-level
+    /// interface ([`Automaton`]) rather than its overlapping iterator: a
+    /// prefix occurs a few times in most texts (`appl` of a crawler's name
+    /// in every `AppleWebKit`), and the iterator's bookkeeping around each
+    /// occurrence cost more than the scan (callgrind: ~250 instructions an
+    /// occurrence, against ~20 here).
     fn seen_in(&self, haystack: &str, on_hit: &mut impl FnMut(Hit) -> bool) -> bool {
-        let Some(automaton) = &self.automaton else {
+        let Some(dfa) = &self.automaton else {
             return false;
         };
-        automaton
-            .find_overlapping_iter(haystack)
-            .any(|found| on_hit(self.hits[found.pattern().as_usize()]))
+        let Ok(mut state) = dfa.start_state(Anchored::No) else {
+            return false;
+        };
+        let haystack = haystack.as_bytes();
+        for (at, &byte) in haystack.iter().enumerate() {
+            state = dfa.next_state(Anchored::No, state, byte);
+            if !dfa.is_special(state) || !dfa.is_match(state) {
+                continue;
+            }
+            // What follows the prefixes that end here.
+            let rest = &haystack[at + 1..];
+            for index in 0..dfa.match_len(state) {
+                let (prefix, group) = &self.prefixes[dfa.match_pattern(state, index).as_usize()];
+                for (literal, hit) in &self.literals[group.clone()] {
+                    let tail = &literal[*prefix..];
+                    if rest
+                        .get(..tail.len())
+                        .is_some_and(|text| text.eq_ignore_ascii_case(tail))
+                        && on_hit(*hit)
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Splits `literals` (sorted, all sharing their first `len - 1` bytes)
+/// into groups sharing a prefix of `len` bytes, or the whole literal when
+/// it is shorter, taking a longer prefix for any group of more than
+/// [`MAX_SHARING`]. Pushes each group's prefix length and range, as
+/// indices of the whole list (`literals` starts at `offset` in it).
+fn group_by_prefix(
+    literals: &[(Box<[u8]>, Hit)],
+    offset: usize,
+    len: usize,
+    out: &mut Vec<(usize, std::ops::Range<usize>)>,
+) {
+    let key = |literal: &[u8]| literal.len().min(len);
+    let mut start = 0;
+    while start < literals.len() {
+        let first = &literals[start].0;
+        let prefix = &first[..key(first)];
+        let end = start
+            + literals[start..]
+                .iter()
+                .take_while(|(l, _)| &l[..key(l)] == prefix)
+                .count();
+        let group = &literals[start..end];
+        if group.len() > MAX_SHARING && group.iter().any(|(l, _)| l.len() > len) {
+            group_by_prefix(group, offset + start, len + 1, out);
+        } else {
+            out.push((prefix.len(), offset + start..offset + end));
+        }
+        start = end;
     }
 }
 
@@ -512,84 +713,11 @@ struct Scratch {
     candidates: Vec<usize>,
 }
 
-/// The build-time translation of a built-in regex, to skip translating again.
-fn builtin_translation(pattern: &str) -> Option<&'static str> {
+/// The built-in regex whose ECMAScript text is `pattern`, if there is one.
+fn builtin_regex(pattern: &str) -> Option<&'static BuiltinPattern> {
     catalog::patterns()
         .iter()
         .find(|p| p.kind == Kind::Regex && p.pattern == pattern)
-        .and_then(|p| p.rust_regex)
-}
-
-fn compile(rust: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(rust)
-        .case_insensitive(true)
-        .size_limit(syntax::REGEX_SIZE_LIMIT)
-        .nest_limit(syntax::REGEX_NEST_LIMIT)
-        .build()
-}
-
-/// Literals one of which every match of `rust` contains, lowercased, or
-/// `None` when there is no usable set (too many, too short, or holding a
-/// character whose case the automaton cannot fold as the regex does).
-fn required_literals(rust: &str) -> Option<Vec<String>> {
-    // Extract from the case-sensitive form: the automaton folds case itself,
-    // and a case-insensitive extraction would explode into every casing.
-    let hir = regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(rust)
-        .ok()?;
-    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
-        let mut extractor = Extractor::new();
-        extractor.kind(kind).limit_total(64);
-        let seq = extractor.extract(&hir);
-        let Some(literals) = seq.literals() else {
-            continue;
-        };
-        let out: Option<Vec<String>> = literals
-            .iter()
-            .map(|l| {
-                std::str::from_utf8(l.as_bytes())
-                    .ok()
-                    .and_then(foldable_literal)
-            })
-            .collect();
-        if let Some(mut out) = out.filter(|out| !out.is_empty()) {
-            out.sort();
-            out.dedup();
-            return Some(out);
-        }
-    }
-    None
-}
-
-/// `literal` lowercased as the automaton searches for it, if every text the
-/// case-insensitive regex matches it in holds it in [`haystack`]'s form.
-///
-/// ASCII letters are folded by the automaton. Any other character is
-/// searched for in the lowercased text, so it is usable only when every
-/// character the regex treats as the same (its simple case-fold orbit)
-/// lowercases to it: true of `é` (É) and of caseless scripts (キ, 취, 已),
-/// false of `σ` (final `ς` stays itself) or `ſ` (its orbit holds ASCII `s`).
-/// Without this, a regex such as `^(annulé|キャンセルしました)$` would have no
-/// literal and run on every text of every event.
-fn foldable_literal(literal: &str) -> Option<String> {
-    if literal.len() < 3 {
-        return None;
-    }
-    let lowered = literal.to_lowercase();
-    lowered
-        .chars()
-        .filter(|c| !c.is_ascii())
-        .all(|c| {
-            let mut orbit = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
-            orbit.case_fold_simple();
-            orbit
-                .ranges()
-                .iter()
-                .flat_map(|r| r.start()..=r.end())
-                .all(|other| other.to_lowercase().eq([c]))
-        })
-        .then_some(lowered)
 }
 
 /// The text the automaton searches: it folds ASCII case itself; other text

@@ -60,6 +60,12 @@ impl std::fmt::Display for SyntaxError {
 /// Checks that `pattern` is in the shared subset and returns its Rust spelling
 /// (without the case-insensitive flag, which the caller adds).
 pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
+    translate_and_compile(pattern).map(|(rust, _)| rust)
+}
+
+/// [`translate`], and the regex compiled as the matcher runs it (which is
+/// how the translation is checked), for a caller that keeps both.
+pub(crate) fn translate_and_compile(pattern: &str) -> Result<(String, regex::Regex), SyntaxError> {
     if pattern.is_empty() {
         return Err(SyntaxError("regex is empty".into()));
     }
@@ -76,20 +82,26 @@ pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
         .map_err(|e| SyntaxError(format!("regex does not parse: {}", e.kind())))?;
     let mut out = String::with_capacity(pattern.len() + 16);
     emit(&ast, &mut out)?;
-    // Compile once with the same bounds the matcher uses, so a pattern that
-    // validates always compiles later.
-    regex::RegexBuilder::new(&out)
+    // Compile as the matcher will, so a pattern that validates always
+    // compiles later (the matcher compiles a built-in regex, validated here
+    // by build.rs, only when a text first needs it).
+    let regex = compile(&out).map_err(|e| match e {
+        regex::Error::CompiledTooBig(_) => {
+            SyntaxError("regex is too large once compiled; simplify its repetitions".into())
+        }
+        other => SyntaxError(format!("regex does not compile: {other}")),
+    })?;
+    Ok((out, regex))
+}
+
+/// Compiles a translated regex as the matcher runs it: case-insensitive,
+/// within the size and nesting bounds.
+pub(crate) fn compile(rust: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(rust)
         .case_insensitive(true)
         .size_limit(REGEX_SIZE_LIMIT)
         .nest_limit(REGEX_NEST_LIMIT)
         .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => {
-                SyntaxError("regex is too large once compiled; simplify its repetitions".into())
-            }
-            other => SyntaxError(format!("regex does not compile: {other}")),
-        })?;
-    Ok(out)
 }
 
 fn refuse(what: &str) -> SyntaxError {

@@ -438,3 +438,32 @@ proptest! {
         prop_assert_eq!(matched_ids(&CATALOG.matcher, &text), naive, "{:?}", text);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Substring sets whose literals crowd onto few prefixes (a two-letter
+    /// alphabet, many sharing a start, some shorter than any prefix the
+    /// matcher would cut, duplicates), over texts of the same letters in
+    /// either case: every pattern that occurs is found, and no other.
+    #[test]
+    fn substrings_sharing_prefixes_match_as_the_naive_loop(
+        literals in proptest::collection::vec("(goog|GOO|)[abAB]{1,6}", 1..40),
+        text in "[abgoAGOB ]{0,40}",
+    ) {
+        let patterns: Vec<MatcherPattern> = literals
+            .iter()
+            .enumerate()
+            .map(|(i, l)| pattern(&format!("p{i}"), l, Kind::String))
+            .collect();
+        let matcher = Matcher::new(patterns.clone()).unwrap();
+        let lower = text.to_lowercase();
+        let naive: Vec<String> = patterns
+            .iter()
+            .filter(|p| lower.contains(&p.pattern.to_lowercase()))
+            .map(|p| p.id.clone())
+            .collect();
+        prop_assert_eq!(matcher.is_match(&text), !naive.is_empty(), "{:?}", text);
+        prop_assert_eq!(matched_ids(&matcher, &text), naive, "{:?} in {:?}", literals, text);
+    }
+}
