@@ -122,7 +122,10 @@ enum ImmediateAbort {
     /// a panic traps at once instead of formatting a message first. To
     /// JavaScript it is the same `RuntimeError: unreachable` (wasm32 has no
     /// stderr for the message), and the formatting machinery only panics
-    /// used goes away (33 KB gzip).
+    /// used goes away (33 KB gzip). Also `-Z fmt-debug=none`: `Debug`
+    /// output is empty; nothing the matcher entry answers is written with
+    /// `Debug` (its refusal texts are `Display`, and the suites compare
+    /// every one with the main entry's, built without it), and it is 7 KB gzip.
     Nightly,
 }
 
@@ -138,8 +141,11 @@ fn cargo_build_wasm(wasm: &Wasm, abort: ImmediateAbort) -> Result<PathBuf> {
     };
     let mut cmd = if use_nightly {
         let mut cmd = util::nightly_cargo();
-        cmd.env("RUSTFLAGS", "-Zunstable-options -Cpanic=immediate-abort")
-            .env("CARGO_TARGET_DIR", &target_dir);
+        cmd.env(
+            "RUSTFLAGS",
+            "-Zunstable-options -Cpanic=immediate-abort -Zfmt-debug=none",
+        )
+        .env("CARGO_TARGET_DIR", &target_dir);
         cmd
     } else {
         util::cargo()
@@ -478,6 +484,11 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/client.test.mjs",
                 "node/sentry.test.mjs",
             ]);
+            // The 200 KB budget of what a page downloads holds for the
+            // shipped build (immediate abort), not for `--stable`.
+            if abort == ImmediateAbort::Nightly {
+                c.arg("node/size.test.mjs");
+            }
             c
         }),
         ("tsc", {

@@ -1,0 +1,44 @@
+// What a browser page downloads to filter its own errors: the matcher entry
+// with the client and the Sentry integration, as a production build ships
+// them (esbuild, bundled and minified, the browser condition), plus the
+// matcher-only wasm, each file gzip -9 on its own as a server compresses it.
+// The budget is 200 KB (200,000 bytes) gzip; docs/BENCHMARKS.md ("npm: wasm
+// sizes") keeps the figures.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const BUDGET = 200_000;
+
+test('a page with the matcher, the client and the Sentry integration downloads at most 200 KB gzip', async (t) => {
+  const page = await build({
+    stdin: {
+      contents: "export { Matcher, createClient, noiseFilterIntegration } from 'noise-filter/matcher';",
+      resolveDir: fileURLToPath(new URL('.', import.meta.url)),
+    },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['browser'],
+    write: false,
+    logLevel: 'warning',
+  });
+  const [script] = page.outputFiles;
+  const wasm = readFileSync(fileURLToPath(import.meta.resolve('noise-filter/noise_filter_matcher_bg.wasm')));
+  const gzip = (bytes) => gzipSync(bytes, { level: 9 }).length;
+  const sizes = { script: gzip(script.contents), wasm: gzip(wasm) };
+  const total = sizes.script + sizes.wasm;
+  t.diagnostic(
+    `script ${script.contents.length} B raw, ${sizes.script} B gzip; wasm ${wasm.length} B raw, ${sizes.wasm} B gzip; total ${total} B gzip`,
+  );
+  // The bundle holds what it exports, not a stub: the three names and the
+  // code that loads the wasm.
+  const text = script.text;
+  assert.match(text, /noise_filter_matcher_bg\.wasm/);
+  assert.ok(script.contents.length > 10_000, `${script.contents.length} B is too small to hold the three entries`);
+  assert.ok(total <= BUDGET, `${total} B gzip is over the ${BUDGET} B budget (${JSON.stringify(sizes)})`);
+});
