@@ -565,19 +565,22 @@ impl Literals {
 }
 
 /// Literals found through one Aho-Corasick automaton of their prefixes,
-/// ASCII-case-insensitive, each occurrence of a prefix then checked against
-/// the few literals that share it.
+/// each occurrence of a prefix then checked against the few literals that
+/// share it. The automaton holds the prefixes lowercased, and the scan
+/// lowercases each ASCII byte as it reads it ([`LOWER`]): an automaton that
+/// folds case itself has two transitions for every letter, and building it
+/// took a quarter more (callgrind), for a larger table to scan.
 ///
 /// Why prefixes: building the automaton costs in proportion to its states,
 /// one a byte of every distinct literal, and every page pays it before it
 /// can filter its first error. A DFA of the whole literals of the built-in
 /// catalog (1,280 of them, 22.5 KB) was 7.6 MB and most of
 /// [`Matcher::builtin`]; cut to prefixes of [`PREFIX_LEN`] bytes (longer
-/// only where more than [`MAX_SHARING`] literals would share one) it is
-/// 0.8 MB and `builtin` takes a sixth of the instructions, while a clean
-/// event's scan costs the same: the table stays in cache, and an occurrence
-/// of a prefix is one short comparison (docs/BENCHMARKS.md, "npm: ready at
-/// page start").
+/// only where more than [`MAX_SHARING`] literals would share one: 983 of
+/// them) it is 0.6 MB, built in an eighth of the instructions, and an
+/// event's scan costs about the same: the table stays in cache, and an
+/// occurrence of a prefix is one short comparison (docs/BENCHMARKS.md,
+/// "npm: ready at page start").
 #[derive(Debug, Clone, Default)]
 struct Searcher {
     /// What the searcher is built from: each literal, lowercased, with
@@ -623,7 +626,6 @@ impl Searcher {
             .iter()
             .map(|(len, group)| &literals[group.start].0[..*len]);
         let automaton = DFA::builder()
-            .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .start_kind(StartKind::Unanchored)
             // `seen_in` walks the automaton itself, byte by byte.
@@ -649,7 +651,7 @@ impl Searcher {
         };
         let haystack = haystack.as_bytes();
         for (at, &byte) in haystack.iter().enumerate() {
-            state = dfa.next_state(Anchored::No, state, byte);
+            state = dfa.next_state(Anchored::No, state, LOWER[usize::from(byte)]);
             if !dfa.is_special(state) || !dfa.is_match(state) {
                 continue;
             }
@@ -672,6 +674,17 @@ impl Searcher {
         false
     }
 }
+
+/// Each byte with ASCII letters lowercased: one load a byte in the scan.
+static LOWER: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = (byte as u8).to_ascii_lowercase();
+        byte += 1;
+    }
+    table
+};
 
 /// Splits `literals` (sorted, all sharing their first `len - 1` bytes)
 /// into groups sharing a prefix of `len` bytes, or the whole literal when
@@ -720,8 +733,8 @@ fn builtin_regex(pattern: &str) -> Option<&'static BuiltinPattern> {
         .find(|p| p.kind == Kind::Regex && p.pattern == pattern)
 }
 
-/// The text the automaton searches: it folds ASCII case itself; other text
-/// is lowercased first, exactly as `toLowerCase()` would.
+/// The text the automaton searches: the scan folds ASCII case itself; other
+/// text is lowercased first, exactly as `toLowerCase()` would.
 fn haystack(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         Cow::Borrowed(text)
