@@ -9,12 +9,14 @@
 //! - [`store`]: the key-value stores behind the component's labels
 //!   (SQLite in Spin's layout, memory, Redis).
 //! - [`metrics`]: Prometheus metrics and the admin listener (probes).
+//! - [`connections`]: the public listener's header-read deadline and drain.
 //! - [`refusal`]: the HTTP layer's own refusals rewritten as the core's.
 //! - [`logs`]: `tracing` lines to stderr, written in batches.
 //! - [`admin`]: keys and custom patterns on those stores, as the core
 //!   decides them.
 
 pub mod admin;
+pub mod connections;
 pub mod guest;
 pub mod logs;
 pub mod metrics;

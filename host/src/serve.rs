@@ -30,6 +30,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
+use crate::connections::{Connections, Counted, Expired, InFlight, Progress};
 use crate::guest::{self, Guest};
 use crate::store::Stores;
 
@@ -67,10 +68,11 @@ pub struct ServeOptions {
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     /// Time to send a request's whole head, counted from when the server
-    /// starts waiting for it: on a new connection, and between two requests
-    /// of a kept-alive one (hyper's `header_read_timeout` covers both), so it
-    /// is also the idle keep-alive timeout. A slowloris client that drips
-    /// header bytes is closed after it.
+    /// starts waiting for it: on a new connection, and after the last byte
+    /// of an answer on a kept-alive one, so it is also the idle keep-alive
+    /// timeout. A slowloris client that drips header bytes is closed after
+    /// it. Enforced to a tenth of itself (`connections.rs`): such a
+    /// connection closes between 1 and 1.1 times this after it went quiet.
     pub header_read_timeout: Duration,
     /// Most connections open at once. Beyond it the server stops accepting:
     /// new clients wait in the kernel's backlog until a connection ends
@@ -122,6 +124,13 @@ pub struct Server {
     /// when the server stops.
     requests: AtomicU64,
     instances: AtomicU64,
+}
+
+/// What a connection's service holds: the server, and the connection's
+/// progress for its deadline.
+struct Conn {
+    server: Arc<Server>,
+    progress: Arc<Progress>,
 }
 
 /// An instance between two requests.
@@ -259,7 +268,7 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         tokio::spawn(crate::metrics::serve_admin(admin, server.stores.clone()));
     }
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let connections = Connections::new(limits.header_read_timeout);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("cannot listen for SIGTERM")?;
     let signal = loop {
@@ -284,30 +293,46 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
             _ = terminate.recv() => break "SIGTERM",
         };
         let _ = socket.set_nodelay(true);
-        let server = server.clone();
+        // The connection's progress, for its header-read deadline
+        // (`connections.rs`: one sweeper instead of a timer per request).
+        let progress = Arc::new(Progress::default());
+        // One `Arc` of this connection's own cloned per request, rather
+        // than the server's, which every request on both workers shares.
+        let conn = Arc::new(Conn {
+            server: server.clone(),
+            progress: progress.clone(),
+        });
         let service = hyper::service::service_fn(move |request| {
-            let server = server.clone();
-            async move { Ok::<_, std::convert::Infallible>(server.handle(request).await) }
+            let conn = conn.clone();
+            async move {
+                let _in_flight = InFlight::start(&conn.progress);
+                Ok::<_, std::convert::Infallible>(conn.server.handle(request).await)
+            }
         });
         let connection = http1::Builder::new()
             .keep_alive(true)
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
+            // The header-read deadline is `connections`' (no hyper timer).
+            .header_read_timeout(None)
             // hyper-util's TokioIo passes vectored writes through, so
             // hyper sends head and body with one writev instead of
             // first copying the ~90 KB body into its own buffer.
             // Its own 400/414/431 answers become the core's.
             .serve_connection(
-                TokioIo::new(crate::refusal::ServiceRefusals::new(socket)),
+                TokioIo::new(crate::refusal::ServiceRefusals::new(Counted::new(
+                    socket,
+                    progress.clone(),
+                ))),
                 service,
             );
-        let connection = graceful.watch(connection);
+        let connection = connections.watch(connection, progress);
         crate::metrics::metrics().connections(1);
         tokio::spawn(async move {
-            if let Err(e) = connection.await
-                && !e.is_incomplete_message()
-            {
-                tracing::debug!("connection closed: {e}");
+            match connection.await {
+                Ok(Err(e)) if !e.is_incomplete_message() => {
+                    tracing::debug!("connection closed: {e}");
+                }
+                Err(Expired) => tracing::debug!("connection closed: header read timeout"),
+                Ok(_) => {}
             }
             crate::metrics::metrics().connections(-1);
             drop(slot);
@@ -316,13 +341,13 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     // No new connections; kept-alive idle ones are closed, requests in
     // flight finish.
     drop(listener);
-    let open = graceful.count();
+    let open = connections.count();
     tracing::info!(
         signal,
         open_connections = open,
         "stopping: draining requests in flight"
     );
-    let drained = tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown())
+    let drained = tokio::time::timeout(limits.shutdown_timeout, connections.drain())
         .await
         .is_ok();
     tracing::info!(
