@@ -47,16 +47,23 @@ struct Sink {
     pending: Mutex<Pending>,
     /// Wakes the writer thread early: a full batch, or a flush.
     ready: Condvar,
-    /// Serializes writes to stderr (the thread's and [`Logs::flush`]'s).
-    writing: Mutex<()>,
+    /// Serializes writes to stderr (the thread's and [`Logs::flush`]'s),
+    /// and holds the buffer not in use: the two buffers take turns, so a
+    /// batch fills one that already has its capacity (a fresh one grew by
+    /// doubling, with a copy and, past 128 KiB, new pages every batch).
+    writing: Mutex<Vec<u8>>,
 }
+
+/// The capacity a spare buffer keeps after a write: a steady batch's size
+/// (a stall's 8 MiB is given back).
+const KEEP: usize = 4 * FLUSH_AT;
 
 fn sink() -> &'static Sink {
     static SINK: OnceLock<Sink> = OnceLock::new();
     SINK.get_or_init(|| Sink {
         pending: Mutex::new(Pending::default()),
         ready: Condvar::new(),
-        writing: Mutex::new(()),
+        writing: Mutex::new(Vec::new()),
     })
 }
 
@@ -83,17 +90,19 @@ impl Sink {
     /// Writes out what is pending. A write that fails (a full disk under
     /// the log file) loses those lines, never fails anything else.
     fn write_out(&self) {
-        let _writing = lock(&self.writing);
-        let (bytes, dropped) = {
+        let mut bytes = lock(&self.writing);
+        let dropped = {
             let mut pending = lock(&self.pending);
-            let dropped = std::mem::take(&mut pending.dropped);
-            (std::mem::take(&mut pending.bytes), dropped)
+            if pending.bytes.is_empty() && pending.dropped == 0 {
+                return;
+            }
+            std::mem::swap(&mut pending.bytes, &mut *bytes);
+            std::mem::take(&mut pending.dropped)
         };
-        if bytes.is_empty() && dropped == 0 {
-            return;
-        }
         let mut stderr = std::io::stderr().lock();
         let _ = stderr.write_all(&bytes);
+        bytes.clear();
+        bytes.shrink_to(KEEP);
         if dropped > 0 {
             let _ = writeln!(
                 stderr,
@@ -156,6 +165,87 @@ impl Drop for Logs {
     }
 }
 
+/// Each line's timestamp, exactly as tracing-subscriber's default
+/// (`SystemTime`: RFC 3339, UTC, microseconds, `2026-11-25T07:07:00.123456Z`),
+/// with the date and time up to the second formatted once per second and
+/// thread rather than for every line: `core::fmt` with padding for seven
+/// numbers was a visible part of an access line's cost.
+#[derive(Debug, Clone, Copy)]
+struct LineTime;
+
+/// `YYYY-MM-DDTHH:MM:SS.`
+const PREFIX: usize = 20;
+
+/// Year, month and day of a day counted from 1970-01-01 (the proleptic
+/// Gregorian calendar; Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.` of a second since the epoch, for years 0 to 9999.
+fn prefix_of(secs: u64) -> Option<[u8; PREFIX]> {
+    let days = i64::try_from(secs / 86_400).ok()?;
+    let (year, month, day) = civil_from_days(days);
+    if !(0..=9999).contains(&year) {
+        return None;
+    }
+    let of_day = secs % 86_400;
+    let mut out = *b"0000-00-00T00:00:00.";
+    let mut put = |at: usize, width: usize, mut n: u64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 4, year as u64);
+    put(5, 2, u64::from(month));
+    put(8, 2, u64::from(day));
+    put(11, 2, of_day / 3600);
+    put(14, 2, of_day / 60 % 60);
+    put(17, 2, of_day % 60);
+    Some(out)
+}
+
+impl tracing_subscriber::fmt::time::FormatTime for LineTime {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        thread_local! {
+            static SECOND: std::cell::Cell<(u64, [u8; PREFIX])> =
+                const { std::cell::Cell::new((u64::MAX, [0; PREFIX])) };
+        }
+        let now = std::time::SystemTime::now();
+        let Ok(since) = now.duration_since(std::time::UNIX_EPOCH) else {
+            return tracing_subscriber::fmt::time::SystemTime.format_time(w);
+        };
+        let secs = since.as_secs();
+        let (cached, mut prefix) = SECOND.get();
+        if cached != secs {
+            let Some(made) = prefix_of(secs) else {
+                return tracing_subscriber::fmt::time::SystemTime.format_time(w);
+            };
+            prefix = made;
+            SECOND.set((secs, prefix));
+        }
+        let mut micros = *b"000000Z";
+        let mut n = since.subsec_micros();
+        for digit in micros[..6].iter_mut().rev() {
+            *digit = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        // Both are ASCII digits and punctuation.
+        w.write_str(std::str::from_utf8(&prefix).map_err(|_| std::fmt::Error)?)?;
+        w.write_str(std::str::from_utf8(&micros).map_err(|_| std::fmt::Error)?)
+    }
+}
+
 /// Starts logging through `tracing` to stderr in `format`; `RUST_LOG`
 /// filters (default `info`).
 pub fn init(format: LogFormat) -> Logs {
@@ -164,6 +254,7 @@ pub fn init(format: LogFormat) -> Logs {
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| LineWriter)
+        .with_timer(LineTime)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         // Its own report of a failed write is an `eprintln!`, which panics
         // when stderr cannot be written either.
@@ -180,4 +271,49 @@ pub fn init(format: LogFormat) -> Logs {
         UNBUFFERED.store(true, Ordering::Relaxed);
     }
     Logs(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
+mod tests {
+    use super::*;
+    use tracing_subscriber::fmt::format::Writer;
+    use tracing_subscriber::fmt::time::FormatTime;
+
+    fn formatted(timer: &impl FormatTime) -> String {
+        let mut out = String::new();
+        timer.format_time(&mut Writer::new(&mut out)).unwrap();
+        out
+    }
+
+    #[test]
+    fn dates_from_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_417), (2025, 11, 25));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(&prefix_of(0).unwrap(), b"1970-01-01T00:00:00.");
+        assert_eq!(&prefix_of(951_868_799).unwrap(), b"2000-02-29T23:59:59.");
+        assert_eq!(&prefix_of(1_795_653_296).unwrap(), b"2026-11-26T00:34:56.");
+    }
+
+    #[test]
+    fn the_timestamp_is_tracing_subscribers_own() {
+        // The same second from both (retried if one ticks between them),
+        // twice: the second time from the cache.
+        for _ in 0..2 {
+            let (ours, theirs) = loop {
+                let theirs = formatted(&tracing_subscriber::fmt::time::SystemTime);
+                let ours = formatted(&LineTime);
+                if ours[..PREFIX] == theirs[..PREFIX] {
+                    break (ours, theirs);
+                }
+            };
+            assert_eq!(ours.len(), theirs.len(), "{ours} {theirs}");
+            assert!(
+                ours.ends_with('Z') && ours.as_bytes()[PREFIX - 1] == b'.',
+                "{ours}"
+            );
+        }
+    }
 }
