@@ -44,6 +44,11 @@ impl<T> ServiceRefusals<T> {
 /// refusals.
 fn replacement(head: &[u8]) -> Option<Vec<u8>> {
     let rest = head.strip_prefix(b"HTTP/1.1 ")?;
+    // Every write passes here: a 2xx or 3xx head (or a body chunk) is let
+    // through on its first bytes.
+    if rest.first() != Some(&b'4') {
+        return None;
+    }
     let status: u16 = std::str::from_utf8(rest.get(..3)?).ok()?.parse().ok()?;
     let rejection = noise_filter_core::Rejection::of_http_layer(status)?;
     let line_end = head.windows(2).position(|w| w == b"\r\n")?;
