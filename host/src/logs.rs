@@ -246,6 +246,137 @@ impl tracing_subscriber::fmt::time::FormatTime for LineTime {
     }
 }
 
+/// The text format: tracing-subscriber's own (`Full`), with the access
+/// lines (one a request) written here to the same bytes without
+/// `core::fmt` for each part.
+///
+/// The default formatter writes each field as `write!("{}{}{:?}", name,
+/// "=", value)` through its styling wrappers, so a line was a dozen
+/// `core::fmt` calls (and `char`-by-`char` escaping of the key's hash).
+/// Here an access line without ANSI colours and outside any span is the
+/// timestamp, ` INFO access: `, and its fields as `name=value`: numbers and
+/// plain strings written directly, anything else as the default formatter
+/// writes it (`{:?}`). Any other event, or an access line with a
+/// `message`, is the default formatter's.
+#[derive(Debug)]
+struct TextLines {
+    full: tracing_subscriber::fmt::format::Format<tracing_subscriber::fmt::format::Full, LineTime>,
+}
+
+/// Writes an access line's fields as tracing-subscriber's `DefaultVisitor`
+/// does with no ANSI colours: `name=value`, space-separated, values as
+/// `{:?}` (a `%` field's `Display`).
+struct AccessFields<'a, 'w> {
+    writer: &'a mut tracing_subscriber::fmt::format::Writer<'w>,
+    first: bool,
+    result: std::fmt::Result,
+}
+
+impl AccessFields<'_, '_> {
+    fn name(&mut self, field: &tracing::field::Field) {
+        if self.result.is_err() {
+            return;
+        }
+        if !std::mem::take(&mut self.first) {
+            self.result = self.writer.write_char(' ');
+        }
+        if self.result.is_ok() {
+            self.result = self
+                .writer
+                .write_str(field.name())
+                .and_then(|()| self.writer.write_char('='));
+        }
+    }
+}
+
+impl tracing::field::Visit for AccessFields<'_, '_> {
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        self.name(field);
+        if self.result.is_ok() {
+            let mut digits = [0u8; 20];
+            let mut at = digits.len();
+            let mut n = value;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            // ASCII digits.
+            self.result = std::str::from_utf8(&digits[at..])
+                .map_err(|_| std::fmt::Error)
+                .and_then(|text| self.writer.write_str(text));
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        // `{:?}` of a string: quoted, with escapes; the same without them
+        // when it has nothing to escape.
+        let plain = value
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+        if !plain {
+            return self.record_debug(field, &value);
+        }
+        self.name(field);
+        if self.result.is_ok() {
+            self.result = self
+                .writer
+                .write_char('"')
+                .and_then(|()| self.writer.write_str(value))
+                .and_then(|()| self.writer.write_char('"'));
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.name(field);
+        if self.result.is_ok() {
+            self.result = write!(self.writer, "{value:?}");
+        }
+    }
+}
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for TextLines
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        use tracing_subscriber::fmt::time::FormatTime as _;
+        let meta = event.metadata();
+        let ours = meta.target() == "access"
+            && *meta.level() == tracing::Level::INFO
+            && !writer.has_ansi_escapes()
+            && meta.fields().iter().all(|f| {
+                let name = f.name();
+                name != "message" && !name.starts_with("log.") && !name.starts_with("r#")
+            })
+            && ctx.event_scope().is_none();
+        if !ours {
+            return self.full.format_event(ctx, writer, event);
+        }
+        if LineTime.format_time(&mut writer).is_err() {
+            writer.write_str("<unknown time>")?;
+        }
+        writer.write_str("  INFO access: ")?;
+        let mut fields = AccessFields {
+            writer: &mut writer,
+            first: true,
+            result: Ok(()),
+        };
+        event.record(&mut fields);
+        fields.result?;
+        writer.write_char('\n')
+    }
+}
+
 /// Starts logging through `tracing` to stderr in `format`; `RUST_LOG`
 /// filters (default `info`).
 pub fn init(format: LogFormat) -> Logs {
@@ -260,7 +391,11 @@ pub fn init(format: LogFormat) -> Logs {
         // when stderr cannot be written either.
         .log_internal_errors(false);
     match format {
-        LogFormat::Text => logs.init(),
+        LogFormat::Text => logs
+            .event_format(TextLines {
+                full: tracing_subscriber::fmt::format().with_timer(LineTime),
+            })
+            .init(),
         LogFormat::Json => logs.json().flatten_event(true).init(),
     }
     let spawned = std::thread::Builder::new()
@@ -295,6 +430,73 @@ mod tests {
         assert_eq!(&prefix_of(0).unwrap(), b"1970-01-01T00:00:00.");
         assert_eq!(&prefix_of(951_868_799).unwrap(), b"2000-02-29T23:59:59.");
         assert_eq!(&prefix_of(1_795_653_296).unwrap(), b"2026-11-26T00:34:56.");
+    }
+
+    /// What a subscriber with `format` writes for an access line and
+    /// another event, timestamps cut off.
+    fn lines_of<E>(format: E) -> Vec<String>
+    where
+        E: tracing_subscriber::fmt::FormatEvent<
+                tracing_subscriber::Registry,
+                tracing_subscriber::fmt::format::DefaultFields,
+            > + Send
+            + Sync
+            + 'static,
+    {
+        use std::sync::Arc;
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl Write for Buffer {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                lock(&self.0).extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .event_format(format)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let id = format_args!("{}-{}", 41, 7);
+            tracing::info!(
+                target: "access",
+                method = %"GET",
+                path = %"/v1/filters",
+                status = 200u16,
+                latency_us = 1234u64,
+                key = "0a1b2c3d",
+                request_id = %id,
+            );
+            tracing::info!(target: "access", method = %"GET", key = "we\"ird\\", status = 0u64);
+            tracing::info!(target: "access", status = 431u16, "refused by the HTTP layer");
+            tracing::warn!(target: "access", status = 500u16, latency_us = 18_446_744_073_709_551_615u64);
+            tracing::info!(ready_ms = 12u64, "component ready");
+        });
+        let text = String::from_utf8(lock(&buffer.0).clone()).unwrap();
+        text.lines()
+            .map(|line| line.get(PREFIX + 7..).unwrap_or(line).to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn access_lines_are_the_default_formatters_bytes() {
+        let ours = lines_of(TextLines {
+            full: tracing_subscriber::fmt::format().with_timer(LineTime),
+        });
+        let theirs = lines_of(tracing_subscriber::fmt::format());
+        assert_eq!(ours.len(), 5, "{ours:?}");
+        assert_eq!(ours, theirs);
+        assert_eq!(
+            ours[0],
+            "  INFO access: method=GET path=/v1/filters status=200 latency_us=1234 \
+             key=\"0a1b2c3d\" request_id=41-7"
+        );
     }
 
     #[test]
