@@ -276,7 +276,8 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
 
 /// The catalog packed for the matcher-only build (`catalog::patterns`
 /// unpacks it): `PACKED_TEXT` holds each pattern's id, text, Rust regex
-/// (empty for a substring) and regex literals (empty when none) separated by NUL, and `PACKED_META` per pattern
+/// (empty for a substring) and regex literals (empty when none) separated
+/// by NUL, and `PACKED_META` per pattern
 /// its category's index (bit 3: a regex) and its confidence in hundredths,
 /// which is exact: the check below proves `percent / 100` is the same f64.
 fn compact(s: &mut String, patterns: &[Checked]) {
