@@ -167,82 +167,18 @@ impl Drop for Logs {
 
 /// Each line's timestamp, exactly as tracing-subscriber's default
 /// (`SystemTime`: RFC 3339, UTC, microseconds, `2026-11-25T07:07:00.123456Z`),
-/// with the date and time up to the second formatted once per second and
-/// thread rather than for every line: `core::fmt` with padding for seven
-/// numbers was a visible part of an access line's cost.
+/// written by humantime in one piece: the default formats seven padded
+/// numbers through `core::fmt`, a visible part of an access line's cost.
 #[derive(Debug, Clone, Copy)]
 struct LineTime;
 
-/// `YYYY-MM-DDTHH:MM:SS.`
-const PREFIX: usize = 20;
-
-/// Year, month and day of a day counted from 1970-01-01 (the proleptic
-/// Gregorian calendar; Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.` of a second since the epoch, for years 0 to 9999.
-fn prefix_of(secs: u64) -> Option<[u8; PREFIX]> {
-    let days = i64::try_from(secs / 86_400).ok()?;
-    let (year, month, day) = civil_from_days(days);
-    if !(0..=9999).contains(&year) {
-        return None;
-    }
-    let of_day = secs % 86_400;
-    let mut out = *b"0000-00-00T00:00:00.";
-    let mut put = |at: usize, width: usize, mut n: u64| {
-        for i in (at..at + width).rev() {
-            out[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-    };
-    put(0, 4, year as u64);
-    put(5, 2, u64::from(month));
-    put(8, 2, u64::from(day));
-    put(11, 2, of_day / 3600);
-    put(14, 2, of_day / 60 % 60);
-    put(17, 2, of_day % 60);
-    Some(out)
-}
-
 impl tracing_subscriber::fmt::time::FormatTime for LineTime {
     fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
-        thread_local! {
-            static SECOND: std::cell::Cell<(u64, [u8; PREFIX])> =
-                const { std::cell::Cell::new((u64::MAX, [0; PREFIX])) };
-        }
-        let now = std::time::SystemTime::now();
-        let Ok(since) = now.duration_since(std::time::UNIX_EPOCH) else {
-            return tracing_subscriber::fmt::time::SystemTime.format_time(w);
-        };
-        let secs = since.as_secs();
-        let (cached, mut prefix) = SECOND.get();
-        if cached != secs {
-            let Some(made) = prefix_of(secs) else {
-                return tracing_subscriber::fmt::time::SystemTime.format_time(w);
-            };
-            prefix = made;
-            SECOND.set((secs, prefix));
-        }
-        let mut micros = *b"000000Z";
-        let mut n = since.subsec_micros();
-        for digit in micros[..6].iter_mut().rev() {
-            *digit = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-        // Both are ASCII digits and punctuation.
-        w.write_str(std::str::from_utf8(&prefix).map_err(|_| std::fmt::Error)?)?;
-        w.write_str(std::str::from_utf8(&micros).map_err(|_| std::fmt::Error)?)
+        write!(
+            w,
+            "{}",
+            humantime::format_rfc3339_micros(std::time::SystemTime::now())
+        )
     }
 }
 
@@ -293,21 +229,7 @@ impl tracing::field::Visit for AccessFields<'_, '_> {
     fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
         self.name(field);
         if self.result.is_ok() {
-            let mut digits = [0u8; 20];
-            let mut at = digits.len();
-            let mut n = value;
-            loop {
-                at -= 1;
-                digits[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            // ASCII digits.
-            self.result = std::str::from_utf8(&digits[at..])
-                .map_err(|_| std::fmt::Error)
-                .and_then(|text| self.writer.write_str(text));
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
         }
     }
 
@@ -415,21 +337,13 @@ mod tests {
     use tracing_subscriber::fmt::format::Writer;
     use tracing_subscriber::fmt::time::FormatTime;
 
+    /// `YYYY-MM-DDTHH:MM:SS.`: a timestamp up to its fraction of a second.
+    const TO_SECOND: usize = 20;
+
     fn formatted(timer: &impl FormatTime) -> String {
         let mut out = String::new();
         timer.format_time(&mut Writer::new(&mut out)).unwrap();
         out
-    }
-
-    #[test]
-    fn dates_from_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(20_417), (2025, 11, 25));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-        assert_eq!(&prefix_of(0).unwrap(), b"1970-01-01T00:00:00.");
-        assert_eq!(&prefix_of(951_868_799).unwrap(), b"2000-02-29T23:59:59.");
-        assert_eq!(&prefix_of(1_795_653_296).unwrap(), b"2026-11-26T00:34:56.");
     }
 
     /// What a subscriber with `format` writes for an access line and
@@ -480,7 +394,7 @@ mod tests {
         });
         let text = String::from_utf8(lock(&buffer.0).clone()).unwrap();
         text.lines()
-            .map(|line| line.get(PREFIX + 7..).unwrap_or(line).to_owned())
+            .map(|line| line.get(TO_SECOND + 7..).unwrap_or(line).to_owned())
             .collect()
     }
 
@@ -501,21 +415,18 @@ mod tests {
 
     #[test]
     fn the_timestamp_is_tracing_subscribers_own() {
-        // The same second from both (retried if one ticks between them),
-        // twice: the second time from the cache.
-        for _ in 0..2 {
-            let (ours, theirs) = loop {
-                let theirs = formatted(&tracing_subscriber::fmt::time::SystemTime);
-                let ours = formatted(&LineTime);
-                if ours[..PREFIX] == theirs[..PREFIX] {
-                    break (ours, theirs);
-                }
-            };
-            assert_eq!(ours.len(), theirs.len(), "{ours} {theirs}");
-            assert!(
-                ours.ends_with('Z') && ours.as_bytes()[PREFIX - 1] == b'.',
-                "{ours}"
-            );
-        }
+        // The same second from both (retried if one ticks between them).
+        let (ours, theirs) = loop {
+            let theirs = formatted(&tracing_subscriber::fmt::time::SystemTime);
+            let ours = formatted(&LineTime);
+            if ours[..TO_SECOND] == theirs[..TO_SECOND] {
+                break (ours, theirs);
+            }
+        };
+        assert_eq!(ours.len(), theirs.len(), "{ours} {theirs}");
+        assert!(
+            ours.ends_with('Z') && ours.as_bytes()[TO_SECOND - 1] == b'.',
+            "{ours}"
+        );
     }
 }
