@@ -120,15 +120,31 @@ fn wasi_error(e: &KvError) -> wasi_kv::Error {
     wasi_kv::Error::Other(log(e))
 }
 
-/// Runs one store call of the component, counted and timed in the metrics.
-async fn observed<T>(
+/// One store call of the component, counted and timed in the metrics:
+/// started before the call, finished with its result. (Not a wrapper taking
+/// the call's future: that moved the whole future into its own, on every
+/// call.)
+struct Observed {
     operation: StoreOperation,
-    call: impl std::future::Future<Output = crate::store::KvResult<T>>,
-) -> Result<T, wasi_kv::Error> {
-    let started = std::time::Instant::now();
-    let result = call.await;
-    crate::metrics::metrics().store_call(operation, started.elapsed(), result.is_ok());
-    result.map_err(|e| wasi_error(&e))
+    started: std::time::Instant,
+}
+
+impl Observed {
+    fn start(operation: StoreOperation) -> Observed {
+        Observed {
+            operation,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn finish<T>(self, result: crate::store::KvResult<T>) -> Result<T, wasi_kv::Error> {
+        crate::metrics::metrics().store_call(
+            self.operation,
+            self.started.elapsed(),
+            result.is_ok(),
+        );
+        result.map_err(|e| wasi_error(&e))
+    }
 }
 
 impl wasi_kv::HostBucket for Guest {
@@ -138,7 +154,8 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed(StoreOperation::Get, self.stores.get(label, &key)).await)
+        let call = Observed::start(StoreOperation::Get);
+        Ok(call.finish(self.stores.get(label, &key).await))
     }
 
     async fn set(
@@ -148,7 +165,8 @@ impl wasi_kv::HostBucket for Guest {
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed(StoreOperation::Set, self.stores.set(label, &key, &value)).await)
+        let call = Observed::start(StoreOperation::Set);
+        Ok(call.finish(self.stores.set(label, &key, &value).await))
     }
 
     async fn delete(
@@ -157,7 +175,8 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<(), wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed(StoreOperation::Delete, self.stores.delete(label, &key)).await)
+        let call = Observed::start(StoreOperation::Delete);
+        Ok(call.finish(self.stores.delete(label, &key).await))
     }
 
     async fn exists(
@@ -166,8 +185,9 @@ impl wasi_kv::HostBucket for Guest {
         key: String,
     ) -> wasmtime::Result<Result<bool, wasi_kv::Error>> {
         let label = self.label_of(&this)?;
-        Ok(observed(StoreOperation::Get, self.stores.get(label, &key))
-            .await
+        let call = Observed::start(StoreOperation::Get);
+        Ok(call
+            .finish(self.stores.get(label, &key).await)
             .map(|value| value.is_some()))
     }
 
@@ -201,10 +221,7 @@ impl atomics::Host for Guest {
         delta: i64,
     ) -> wasmtime::Result<Result<i64, wasi_kv::Error>> {
         let label = self.label_of(&bucket)?;
-        Ok(observed(
-            StoreOperation::Increment,
-            self.stores.increment(label, &key, delta),
-        )
-        .await)
+        let call = Observed::start(StoreOperation::Increment);
+        Ok(call.finish(self.stores.increment(label, &key, delta).await))
     }
 }

@@ -573,6 +573,10 @@ impl std::fmt::Display for RequestId {
     }
 }
 
+/// The request-id header, as a name parsed once rather than per request.
+static X_REQUEST_ID: hyper::header::HeaderName =
+    hyper::header::HeaderName::from_static("x-request-id");
+
 /// Longest `X-Request-Id` taken from a client; a longer or non-printable one
 /// is replaced by the host's own.
 const MAX_REQUEST_ID: usize = 128;
@@ -581,7 +585,7 @@ impl AccessLine {
     fn of<B>(request: &hyper::Request<B>, served: &AtomicU64) -> AccessLine {
         let headers = request.headers();
         let request_id = headers
-            .get("x-request-id")
+            .get(&X_REQUEST_ID)
             .and_then(|v| v.to_str().ok())
             .filter(|v| {
                 !v.is_empty()

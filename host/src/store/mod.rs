@@ -61,6 +61,10 @@ pub enum Backend {
     Redis(RedisStore),
 }
 
+// The Redis arms below are boxed. A Redis command's future (the client's
+// and its deadline's) is several times larger than the SQLite and memory
+// arms', and unboxed it would size every call's future, which each store
+// call of every request moves; a network round trip dwarfs the allocation.
 impl Backend {
     /// Checks that the store answers now (Redis: `PING` within the
     /// deadline; SQLite: a read of the file).
@@ -77,7 +81,7 @@ impl Backend {
         match self {
             Backend::Sqlite(s) => s.get(label, key),
             Backend::Memory(m) => Ok(m.get(label, key)),
-            Backend::Redis(r) => r.get(key).await,
+            Backend::Redis(r) => Box::pin(r.get(key)).await,
         }
     }
 
@@ -89,7 +93,7 @@ impl Backend {
                 m.set(label, key, value);
                 Ok(())
             }
-            Backend::Redis(r) => r.set(key, value).await,
+            Backend::Redis(r) => Box::pin(r.set(key, value)).await,
         }
     }
 
@@ -101,7 +105,7 @@ impl Backend {
                 m.delete(label, key);
                 Ok(())
             }
-            Backend::Redis(r) => r.delete(key).await,
+            Backend::Redis(r) => Box::pin(r.delete(key)).await,
         }
     }
 
@@ -126,7 +130,7 @@ impl Backend {
             Backend::Redis(r) => {
                 let expiry =
                     (label == StoreLabel::Rate).then_some(noise_filter_core::RATE_COUNTER_TTL_MS);
-                r.increment(key, delta, expiry).await
+                Box::pin(r.increment(key, delta, expiry)).await
             }
         }
     }
@@ -143,7 +147,7 @@ impl Backend {
         match self {
             Backend::Sqlite(s) => may_block(|| s.compare_and_swap(label, key, expected, new)),
             Backend::Memory(m) => Ok(m.compare_and_swap(label, key, expected, new)),
-            Backend::Redis(r) => r.compare_and_swap(key, expected, new).await,
+            Backend::Redis(r) => Box::pin(r.compare_and_swap(key, expected, new)).await,
         }
     }
 
