@@ -27,6 +27,15 @@ use noise_filter_host::logs::LogFormat;
 use noise_filter_host::store::{self, StoreSpec, Stores};
 use noise_filter_host::{admin, serve};
 
+/// The process's allocator. Every request allocates and frees its answer
+/// body (about 200 KB, lifted out of the component) and a few hundred small
+/// values; with glibc's malloc those large frees consolidate its bins, and
+/// allocation and freeing were about a twentieth of a request's CPU time
+/// under load. mimalloc serves both from per-thread pages (docs/BENCHMARKS.md,
+/// "Host: the cost of the operations work").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "noise-filter-host",
