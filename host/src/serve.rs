@@ -32,6 +32,7 @@ use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::connections::{Connections, Counted, Expired, InFlight, Progress};
 use crate::guest::{self, Guest};
+use crate::logs::{AccessLine, RequestId};
 use crate::store::Stores;
 
 /// Most instances alive at once (requests in flight).
@@ -389,7 +390,7 @@ impl Server {
         request: hyper::Request<hyper::body::Incoming>,
     ) -> hyper::Response<HyperOutgoingBody> {
         let started = std::time::Instant::now();
-        let access = AccessLine::of(&request, &self.requests);
+        let access = access_line(&request, &self.requests);
         // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2), and wasi:http
         // cannot make a request without an authority: refused here, with
         // the core's 400, rather than as a failure of the component (503).
@@ -411,8 +412,8 @@ impl Server {
             }
         };
         let (status, took) = (response.status().as_u16(), started.elapsed());
-        access.log(status, took);
         crate::metrics::metrics().request(&access.path, status, took);
+        access.log(status, took);
         response
     }
 
@@ -545,34 +546,6 @@ impl Server {
     }
 }
 
-/// What the access log says of one request: never the key, only the first
-/// characters of its hash (the same prefix `keys list` shows), so a line can
-/// be matched to a key without holding it.
-struct AccessLine {
-    method: hyper::Method,
-    path: String,
-    key: Option<String>,
-    request_id: RequestId,
-}
-
-/// A request's id: the client's `X-Request-Id`, or the host's own
-/// (`<pid>-<n>`), written out only when a line names it.
-enum RequestId {
-    Client(String),
-    Host(u64),
-}
-
-impl std::fmt::Display for RequestId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The process id, read once: `getpid` is a system call.
-        static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-        match self {
-            RequestId::Client(id) => f.write_str(id),
-            RequestId::Host(n) => write!(f, "{}-{n}", PID.get_or_init(std::process::id)),
-        }
-    }
-}
-
 /// The request-id header, as a name parsed once rather than per request.
 static X_REQUEST_ID: hyper::header::HeaderName =
     hyper::header::HeaderName::from_static("x-request-id");
@@ -581,52 +554,37 @@ static X_REQUEST_ID: hyper::header::HeaderName =
 /// is replaced by the host's own.
 const MAX_REQUEST_ID: usize = 128;
 
-impl AccessLine {
-    fn of<B>(request: &hyper::Request<B>, served: &AtomicU64) -> AccessLine {
-        let headers = request.headers();
-        let request_id = headers
-            .get(&X_REQUEST_ID)
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| {
-                !v.is_empty()
-                    && v.len() <= MAX_REQUEST_ID
-                    && v.bytes().all(|b| b.is_ascii_graphic())
-            })
-            .map_or_else(
-                || RequestId::Host(served.load(Ordering::Relaxed)),
-                |v| RequestId::Client(v.to_owned()),
-            );
-        // The key's hash is only for the log line: not made when access
-        // lines are filtered out (`RUST_LOG`).
-        let logged = tracing::enabled!(target: "access", tracing::Level::INFO);
-        let key = headers
-            .get(hyper::header::AUTHORIZATION)
-            .filter(|_| logged)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(|token| {
-                noise_filter_core::KeyHash::of(token.trim())
-                    .short()
-                    .to_owned()
-            });
-        AccessLine {
-            method: request.method().clone(),
-            path: request.uri().path().to_owned(),
-            key,
-            request_id,
-        }
-    }
-
-    fn log(&self, status: u16, took: Duration) {
-        tracing::info!(
-            target: "access",
-            method = %self.method,
-            path = %self.path,
-            status,
-            latency_us = took.as_micros() as u64,
-            key = self.key.as_deref().unwrap_or("-"),
-            request_id = %self.request_id,
+/// What the access line of `request` says, before its answer.
+fn access_line<B>(request: &hyper::Request<B>, served: &AtomicU64) -> AccessLine {
+    let headers = request.headers();
+    let request_id = headers
+        .get(&X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty() && v.len() <= MAX_REQUEST_ID && v.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .map_or_else(
+            || RequestId::Host(served.load(Ordering::Relaxed)),
+            |v| RequestId::Client(v.to_owned()),
         );
+    // The key's hash is only for the log line: not made when access
+    // lines are filtered out (`RUST_LOG`).
+    let logged = tracing::enabled!(target: "access", tracing::Level::INFO);
+    let key = headers
+        .get(hyper::header::AUTHORIZATION)
+        .filter(|_| logged)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|token| {
+            noise_filter_core::KeyHash::of(token.trim())
+                .short()
+                .to_owned()
+        });
+    AccessLine {
+        method: request.method().clone(),
+        path: request.uri().path().to_owned(),
+        key,
+        request_id,
     }
 }
 
