@@ -15,8 +15,8 @@
 //!   request is being handled;
 //! - one sweeper task for the whole listener looks at every counter
 //!   [`TICKS`] times per deadline: a connection that is not handling a
-//!   request and whose counter has not moved for a whole deadline is
-//!   closed. The deadline is thus enforced to a tenth of itself: a client
+//!   request and whose counter has not moved for a whole deadline (by the
+//!   clock, read once a tick) is closed. The deadline is thus enforced to a tenth of itself: a client
 //!   that sends no complete head (silent, or dripping bytes: reads do not
 //!   count) or stays idle between requests is closed between 1 and 1.1
 //!   deadlines after the connection opened or its last answer was written;
@@ -25,14 +25,14 @@
 //!
 //! What a request costs here: two relaxed stores and a branch in the
 //! service, one relaxed store per write to the socket, one relaxed load per
-//! poll of the connection. No clock is read.
+//! poll of the connection. No clock is read for it.
 
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -115,10 +115,11 @@ impl Drop for InFlight<'_> {
 #[derive(Debug)]
 struct Tracked {
     progress: Arc<Progress>,
-    /// The count at the last tick; `None` before the first tick.
-    seen: Option<u64>,
-    /// Ticks since the count last moved.
-    quiet: u32,
+    /// The count at the last tick, and the tick that first saw it; `None`
+    /// before the first tick.
+    seen: Option<(u64, Instant)>,
+    /// Told to close for the count it has now.
+    told: bool,
 }
 
 #[derive(Debug, Default)]
@@ -154,30 +155,38 @@ impl Connections {
             ticks.tick().await;
             loop {
                 ticks.tick().await;
+                // The clock, once a tick, rather than a count of ticks:
+                // tokio fires an interval's tick up to a few milliseconds
+                // short of its period after a late one, so ten ticks can be
+                // a little less than a deadline.
+                let now = Instant::now();
                 let Some(connections) = weak.upgrade() else {
                     return;
                 };
-                connections.sweep();
+                connections.sweep(now, deadline);
             }
         });
         connections
     }
 
-    /// Looks at every connection once: one that is idle (no request being
-    /// handled) and whose count has not moved for [`TICKS`] ticks is told
-    /// to close.
-    fn sweep(&self) {
+    /// Looks at every connection once, at `now`: one that is idle (no
+    /// request being handled) and whose count has not moved since a tick at
+    /// least `deadline` ago is told to close.
+    fn sweep(&self, now: Instant, deadline: Duration) {
         let mut registry = lock(&self.registry);
         for tracked in registry.open.values_mut() {
             let count = tracked.progress.count.load(Ordering::Relaxed);
             let busy = count % 2 == 1;
-            if busy || tracked.seen != Some(count) {
-                tracked.seen = Some(count);
-                tracked.quiet = 0;
-                continue;
-            }
-            tracked.quiet += 1;
-            if tracked.quiet == TICKS {
+            let since = match tracked.seen {
+                Some((seen, since)) if seen == count && !busy => since,
+                _ => {
+                    tracked.seen = Some((count, now));
+                    tracked.told = false;
+                    continue;
+                }
+            };
+            if !tracked.told && now.duration_since(since) >= deadline {
+                tracked.told = true;
                 tracked.progress.expired_at.store(count, Ordering::Relaxed);
                 tracked.progress.signal(EXPIRE);
             }
@@ -197,7 +206,7 @@ impl Connections {
                 Tracked {
                     progress: progress.clone(),
                     seen: None,
-                    quiet: 0,
+                    told: false,
                 },
             );
             id
