@@ -10,6 +10,16 @@
 #   HOST_ARGS="--max-instance-reuse-count 1" host/benches/load.sh   # a fresh instance per request
 #   TARGET_PATH=/api/v1/filters host/benches/load.sh
 #
+# Comparing trees: save each tree's host binary and component first (so no
+# build runs during the campaign), then give them as BUILDS, space-separated
+# `name=host-binary,component` entries. Each round then runs every build in
+# turn, each against the floor right after it, and the summary gives each
+# build's median of its rounds' ratios; the floor is this tree's unless
+# FLOOR names a saved one.
+#
+#   BUILDS="base=/tmp/b/host,/tmp/b/c.wasm new=/tmp/n/host,/tmp/n/c.wasm" \
+#     ROUNDS=12 host/benches/load.sh
+#
 # Every request carries a valid key and is answered 200: the keys rotate over
 # a pool large enough that none reaches its 1000 requests per minute. The run
 # fails if wrk saw any non-2xx answer.
@@ -33,11 +43,18 @@ export RUST_BACKTRACE=0
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
 
 cd "$ROOT"
-cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
-cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host --example bench
-HOST="$TARGET/server/noise-filter-host"
-BENCH="$TARGET/server/examples/bench"
-COMPONENT="$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
+if [ -z "${BUILDS:-}" ]; then
+  cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
+  cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host --example bench
+  BUILDS="host=$TARGET/server/noise-filter-host,$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
+fi
+if [ -z "${FLOOR:-}" ]; then
+  [ -x "$TARGET/server/examples/bench" ] ||
+    cargo build --quiet --profile server -p noise-filter-host --example bench
+  FLOOR="$TARGET/server/examples/bench"
+fi
+# shellcheck disable=SC2206
+BUILD_LIST=($BUILDS)
 
 WORK="$(mktemp -d)"
 PIDS=()
@@ -47,8 +64,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$HOST" --state-dir "$WORK" keys create --account bench --label bench --count "$KEYS" \
-  >"$WORK/keys.txt" 2>/dev/null
+# Each build gets a state folder and a pool of keys made by its own binary.
+for build in "${BUILD_LIST[@]}"; do
+  name="${build%%=*}"
+  paths="${build#*=}"
+  mkdir -p "$WORK/$name"
+  "${paths%%,*}" --state-dir "$WORK/$name" keys create --account bench --label bench \
+    --count "$KEYS" >"$WORK/$name/keys.txt" 2>/dev/null
+done
 
 
 # Starts a server; sets URL to its base URL (the first line it prints).
@@ -71,15 +94,15 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # Runs wrk against the server with pid $2; prints "rps p50 p99 cpu" (latencies
 # in ms; cpu: the server's own CPU time per request, in µs).
 measure() {
-  local url="$1" pid="$2" out="$WORK/wrk.txt" before after
-  NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
+  local url="$1" pid="$2" keys="$3" out="$WORK/wrk.txt" before after
+  NF_KEYS="$keys" NF_PATH="$TARGET_PATH" \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$ROOT/host/benches/keys.lua" "$url" >/dev/null # warm-up
   before="$(cpu_ticks "$pid")"
-  NF_KEYS="$WORK/keys.txt" NF_PATH="$TARGET_PATH" \
+  NF_KEYS="$keys" NF_PATH="$TARGET_PATH" \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$ROOT/host/benches/keys.lua" "$url" >"$out"
   after="$(cpu_ticks "$pid")"
-  if grep -q "Non-2xx" "$out"; then
-    echo "non-2xx answers from $url:" >&2
+  if grep -q "Non-2xx" "$out" || ! grep -q "Requests/sec" "$out"; then
+    echo "wrk against $url failed or saw non-2xx answers:" >&2
     cat "$out" >&2
     exit 1
   fi
@@ -102,42 +125,52 @@ measure() {
 # hits both. The summary gives each side's median round and the median of
 # the rounds' own ratios (host against the floor run right after it): the
 # machine's speed drifts over minutes, and a ratio taken within one round
-# is the least touched by that drift.
+# is the least touched by that drift. With several builds, a round runs
+# each of them in turn, each followed by the floor.
 ROUNDS="${ROUNDS:-3}"
 rows=""
-host_all=""
+declare -A host_all ratios
 floor_all=""
-ratios=""
 for round in $(seq 1 "$ROUNDS"); do
-  # shellcheck disable=SC2086
-  start host "$HOST" --state-dir "$WORK" serve --listen 127.0.0.1:0 --component "$COMPONENT" $HOST_ARGS
-  read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}")"
-  host_rps_round="$rps"
-  kill "${PIDS[-1]}"
-  rows+="| $round | host (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
-  host_all+="$rps $p50 $p99 $cpu"$'\n'
+  for build in "${BUILD_LIST[@]}"; do
+    name="${build%%=*}"
+    paths="${build#*=}"
+    # shellcheck disable=SC2086
+    start host "${paths%%,*}" --state-dir "$WORK/$name" serve --listen 127.0.0.1:0 \
+      --component "${paths#*,}" $HOST_ARGS
+    read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}" "$WORK/$name/keys.txt")"
+    host_rps_round="$rps"
+    kill "${PIDS[-1]}"
+    rows+="| $round | $name (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
+    host_all[$name]+="$rps $p50 $p99 $cpu"$'\n'
 
-  start floor "$BENCH" floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
-  read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}")"
-  kill "${PIDS[-1]}"
-  rows+="| $round | floor (bare hyper, same bytes) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
-  floor_all+="$rps $p50 $p99 $cpu"$'\n'
-  ratios+="$(awk -v h="$host_rps_round" -v f="$rps" 'BEGIN { printf "%.1f", 100 * h / f }')"$'\n'
+    start floor "$FLOOR" floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
+    read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}" "$WORK/$name/keys.txt")"
+    kill "${PIDS[-1]}"
+    rows+="| $round | floor (bare hyper, same bytes) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
+    floor_all+="$rps $p50 $p99 $cpu"$'\n'
+    ratios[$name]+="$(awk -v h="$host_rps_round" -v f="$rps" 'BEGIN { printf "%.1f", 100 * h / f }')"$'\n'
+  done
 done
 
 median() { printf '%s' "$1" | sort -n -k1,1 | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }'; }
-read -r host_rps host_p50 host_p99 host_cpu <<<"$(median "$host_all")"
 read -r floor_rps floor_p50 floor_p99 floor_cpu <<<"$(median "$floor_all")"
-ratio="$(awk -v h="$host_rps" -v f="$floor_rps" 'BEGIN { printf "%.1f", 100 * h / f }')"
-round_ratio="$(median "$ratios")"
-each_round="$(printf '%s' "$ratios" | paste -sd ' ' | sed 's/ /, /g')"
 cat <<TABLE
 wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores), $ROUNDS rounds, host options: ${HOST_ARGS:-(defaults)}
 
 | round | server | requests/s | p50 | p99 | server CPU per request |
 |---|---|---:|---:|---:|---:|
 ${rows}
-median round: host $host_rps req/s (p50 $host_p50 ms, p99 $host_p99 ms, $host_cpu µs CPU), floor $floor_rps req/s (p50 $floor_p50 ms, p99 $floor_p99 ms, $floor_cpu µs CPU)
-host / floor throughput, median rounds: ${ratio} %
-host / floor throughput per round: ${each_round} %; median ${round_ratio} %
+floor, median round: $floor_rps req/s (p50 $floor_p50 ms, p99 $floor_p99 ms, $floor_cpu µs CPU)
 TABLE
+for build in "${BUILD_LIST[@]}"; do
+  name="${build%%=*}"
+  read -r host_rps host_p50 host_p99 host_cpu <<<"$(median "${host_all[$name]}")"
+  ratio="$(awk -v h="$host_rps" -v f="$floor_rps" 'BEGIN { printf "%.1f", 100 * h / f }')"
+  each_round="$(printf '%s' "${ratios[$name]}" | paste -sd ' ' | sed 's/ /, /g')"
+  cat <<TABLE
+$name, median round: $host_rps req/s (p50 $host_p50 ms, p99 $host_p99 ms, $host_cpu µs CPU)
+$name / floor throughput, median rounds: ${ratio} %
+$name / floor throughput per round: ${each_round} %; median $(median "${ratios[$name]}") %
+TABLE
+done
