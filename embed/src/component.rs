@@ -182,6 +182,10 @@ impl matching::Guest for Embed {
 // The endpoint.
 
 impl endpoint::Guest for Embed {
+    fn rate_counter_ttl_ms() -> u64 {
+        noise_filter_core::RATE_COUNTER_TTL_MS
+    }
+
     fn handle(request: endpoint::Request, now: u64) -> endpoint::Response {
         let headers: Vec<(&str, &[u8])> = request
             .headers

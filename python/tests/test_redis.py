@@ -7,6 +7,7 @@ import pytest
 redis = pytest.importorskip("redis")
 
 from noise_filter import Admin, Endpoint, RedisStore  # noqa: E402
+from noise_filter.endpoint import rate_counter_ttl_ms  # noqa: E402
 
 NOW = 1_795_435_210_500
 
@@ -35,6 +36,25 @@ def test_keys_counters_and_patterns_in_the_hosts_layout(redis_url: str) -> None:
 
     admin.revoke_key(made.hash, now=NOW)
     assert endpoint.handle("GET", "/v1/filters", auth, now=NOW + 120_000).status == 401
+
+
+def test_every_counter_expires_three_windows_after_its_last_write(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    store = RedisStore(client)
+    made = Admin(store).create_key("acme", now=NOW)
+    counter = f"rate/{made.hash}/{NOW // 60_000}"
+    # One the host's INCRBY (or an older client) left without an expiry.
+    client.incrby(counter, 5)
+    assert client.pttl(counter) == -1
+    auth = [("authorization", f"Bearer {made.key}")]
+    assert Endpoint(store).handle("GET", "/v1/filters", auth, now=NOW).status == 200
+    assert client.get(counter) == b"6"
+    # The core's lifetime: three one-minute windows, set with the write.
+    assert rate_counter_ttl_ms() == 180_000
+    assert 170_000 < client.pttl(counter) <= 180_000
+    # Records of the default label never expire.
+    assert client.pttl(f"key/{made.hash}") == -1
 
 
 def test_a_lost_redis_is_503(redis_url: str) -> None:

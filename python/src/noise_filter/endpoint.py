@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Iterable, Optional, Tuple, Union
 
@@ -14,6 +15,22 @@ HeaderValue = Union[str, bytes]
 def now_millis() -> int:
     """The current time as the core takes it: Unix milliseconds."""
     return time.time_ns() // 1_000_000
+
+
+_TTL_LOCK = threading.Lock()
+_RATE_COUNTER_TTL_MS: Optional[int] = None
+
+
+def rate_counter_ttl_ms() -> int:
+    """How long a store that can expire keys keeps a ``rate`` record after
+    its last write, in milliseconds: the core's figure (three rate windows),
+    asked of the component once per process. :class:`RedisStore` gives every
+    counter it writes this lifetime."""
+    global _RATE_COUNTER_TTL_MS
+    with _TTL_LOCK:
+        if _RATE_COUNTER_TTL_MS is None:
+            _RATE_COUNTER_TTL_MS = int(Core().call("endpoint", "rate-counter-ttl-ms"))
+        return _RATE_COUNTER_TTL_MS
 
 
 class Endpoint:

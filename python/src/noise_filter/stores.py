@@ -6,6 +6,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._types import RecordKey, StoreFailure
+from .endpoint import rate_counter_ttl_ms
 
 
 def _counter(value: Optional[bytes]) -> int:
@@ -94,6 +95,11 @@ class RedisStore:
 
     ``client`` is a ``redis.Redis`` (bytes responses: leave
     ``decode_responses`` off), or give ``url``.
+
+    Every ``rate`` record written gets the core's counter lifetime
+    (:func:`noise_filter.endpoint.rate_counter_ttl_ms`, three windows) in the
+    same ``MULTI`` as its ``INCRBY``, as the host does: a counter the core's
+    own cleanup could not delete does not stay.
     """
 
     def __init__(self, client: Any = None, *, url: Optional[str] = None) -> None:
@@ -104,13 +110,22 @@ class RedisStore:
                                           socket_timeout=2, socket_connect_timeout=2)
         self.client = client
         self._cas = client.register_script(_CAS_SCRIPT)
+        # Asked of the core here, not inside a store call (which runs while
+        # the component that made it is in the middle of a request).
+        self._rate_ttl_ms = rate_counter_ttl_ms()
 
     def get(self, record: RecordKey) -> Optional[bytes]:
         value = self.client.get(record.key)
         return None if value is None else bytes(value)
 
     def increment(self, record: RecordKey, delta: int) -> int:
-        return int(self.client.incrby(record.key, delta))
+        if record.label != "rate":
+            return int(self.client.incrby(record.key, delta))
+        pipe = self.client.pipeline(transaction=True)
+        pipe.incrby(record.key, delta)
+        pipe.pexpire(record.key, self._rate_ttl_ms)
+        value, _ = pipe.execute()
+        return int(value)
 
     def delete(self, record: RecordKey) -> None:
         self.client.delete(record.key)
