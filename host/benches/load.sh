@@ -56,37 +56,14 @@ fi
 # shellcheck disable=SC2206
 BUILD_LIST=($BUILDS)
 
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=host/benches/lib.sh
+. "$ROOT/host/benches/lib.sh"
 
 # Each build gets a state folder and a pool of keys made by its own binary.
 for build in "${BUILD_LIST[@]}"; do
-  name="${build%%=*}"
   paths="${build#*=}"
-  mkdir -p "$WORK/$name"
-  "${paths%%,*}" --state-dir "$WORK/$name" keys create --account bench --label bench \
-    --count "$KEYS" >"$WORK/$name/keys.txt" 2>/dev/null
+  make_keys "$WORK/${build%%=*}" "${paths%%,*}" "$KEYS"
 done
-
-
-# Starts a server; sets URL to its base URL (the first line it prints).
-start() {
-  local log="$WORK/$1.out"
-  shift
-  "$@" >"$log" 2>"$log.err" &
-  PIDS+=("$!")
-  for _ in $(seq 1 200); do
-    if [ -s "$log" ]; then URL="$(head -1 "$log" | sed 's/^listening on //')"; return; fi
-    sleep 0.05
-  done
-  echo "server did not start: $(cat "$log.err")" >&2
-  exit 1
-}
 
 # CPU time a process has used, in clock ticks (user + system).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

@@ -31,13 +31,8 @@ CONNECTIONS="${CONNECTIONS:-16}"
 TARGET_PATH="${TARGET_PATH:-/v1/filters}"
 export RUST_BACKTRACE=0
 
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=host/benches/lib.sh
+. "$ROOT/host/benches/lib.sh"
 
 URLS=()
 NAMES=()
@@ -45,18 +40,10 @@ for i in 0 1; do
   build="${*:$((i + 1)):1}"
   NAMES+=("${build%%=*}")
   paths="${build#*=}"
-  mkdir -p "$WORK/$i"
-  "${paths%%,*}" --state-dir "$WORK/$i" keys create --account bench --label bench \
-    --count 800 >"$WORK/$i/keys.txt" 2>/dev/null
-  "${paths%%,*}" --state-dir "$WORK/$i" serve --listen 127.0.0.1:0 \
-    --component "${paths#*,}" >"$WORK/$i/out" 2>"$WORK/$i/err" &
-  PIDS+=("$!")
-  for _ in $(seq 1 200); do
-    [ -s "$WORK/$i/out" ] && break
-    sleep 0.05
-  done
-  [ -s "$WORK/$i/out" ] || { echo "${NAMES[$i]} did not start: $(cat "$WORK/$i/err")" >&2; exit 1; }
-  URLS+=("$(head -1 "$WORK/$i/out" | sed 's/^listening on //')")
+  make_keys "$WORK/$i" "${paths%%,*}" 800
+  start "$i" "${paths%%,*}" --state-dir "$WORK/$i" serve --listen 127.0.0.1:0 \
+    --component "${paths#*,}"
+  URLS+=("$URL")
 done
 
 # wrk against build $1 for $2; prints its requests/s (fails on a non-2xx).

@@ -6,6 +6,7 @@
 #   host/benches/soak.sh                                  # 10 min at 64 connections
 #   DURATION=30m CONNECTIONS=128 host/benches/soak.sh
 #   HOST_ARGS="--rate-store sqlite" host/benches/soak.sh  # counters in the SQLite file
+#   HOST_BIN=/tmp/b/host COMPONENT=/tmp/b/c.wasm host/benches/soak.sh   # a saved build
 #
 # Every request carries a valid key: the keys rotate over a pool large enough
 # that none reaches its 1000 requests per minute, so every answer should be
@@ -29,10 +30,17 @@ export RUST_BACKTRACE=0
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
 
 cd "$ROOT"
-cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
-cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host
-HOST="$TARGET/server/noise-filter-host"
-COMPONENT="$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
+# A saved build (HOST_BIN and COMPONENT, as load.sh's BUILDS) is soaked as
+# it is; otherwise this tree's is built.
+if [ -n "${HOST_BIN:-}" ]; then
+  HOST="$HOST_BIN"
+  COMPONENT="${COMPONENT:?COMPONENT is needed with HOST_BIN}"
+else
+  cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
+  cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host
+  HOST="$TARGET/server/noise-filter-host"
+  COMPONENT="$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
+fi
 
 WORK="$(mktemp -d)"
 PID=""

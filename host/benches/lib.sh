@@ -1,0 +1,34 @@
+# Shared by load.sh and paired.sh (sourced, not run): a work folder removed
+# on exit with every server started in it, keys made by a build's own
+# binary, and a server's start.
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# make_keys DIR HOST COUNT: a state folder DIR holding COUNT keys of one
+# account, made by the host binary HOST, and the keys in DIR/keys.txt.
+make_keys() {
+  mkdir -p "$1"
+  "$2" --state-dir "$1" keys create --account bench --label bench --count "$3" \
+    >"$1/keys.txt" 2>/dev/null
+}
+
+# start NAME COMMAND...: starts a server, its output in $WORK/NAME.out(.err);
+# sets URL to its base URL (the first line it prints) and adds its pid to PIDS.
+start() {
+  local log="$WORK/$1.out"
+  shift
+  "$@" >"$log" 2>"$log.err" &
+  PIDS+=("$!")
+  for _ in $(seq 1 200); do
+    if [ -s "$log" ]; then URL="$(head -1 "$log" | sed 's/^listening on //')"; return; fi
+    sleep 0.05
+  done
+  echo "server did not start: $(cat "$log.err")" >&2
+  exit 1
+}
