@@ -30,6 +30,20 @@ VERSION = "0.1.0"
 _log = logging.getLogger("noise_filter")
 
 
+_SHARED: Optional["Core"] = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_core() -> "Core":
+    """The process's instance for calls that bring no store of their own
+    (matchers by default, the core's constants), made on first use."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Core()
+        return _SHARED
+
+
 def _interface(name: str) -> str:
     return f"{WORLD}/{name}@{VERSION}"
 

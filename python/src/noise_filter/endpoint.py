@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Iterable, Optional, Tuple, Union
 
-from ._component import Core, record
+from ._component import Core, record, shared_core
 from ._types import Response, Store
 
 HeaderValue = Union[str, bytes]
@@ -17,20 +16,12 @@ def now_millis() -> int:
     return time.time_ns() // 1_000_000
 
 
-_TTL_LOCK = threading.Lock()
-_RATE_COUNTER_TTL_MS: Optional[int] = None
-
-
 def rate_counter_ttl_ms() -> int:
     """How long a store that can expire keys keeps a ``rate`` record after
-    its last write, in milliseconds: the core's figure (three rate windows),
-    asked of the component once per process. :class:`RedisStore` gives every
-    counter it writes this lifetime."""
-    global _RATE_COUNTER_TTL_MS
-    with _TTL_LOCK:
-        if _RATE_COUNTER_TTL_MS is None:
-            _RATE_COUNTER_TTL_MS = int(Core().call("endpoint", "rate-counter-ttl-ms"))
-        return _RATE_COUNTER_TTL_MS
+    its last write, in milliseconds: the core's figure (three rate windows).
+    :class:`RedisStore` asks once, when it is made, and gives every counter
+    it writes this lifetime."""
+    return int(shared_core().call("endpoint", "rate-counter-ttl-ms"))
 
 
 class Endpoint:

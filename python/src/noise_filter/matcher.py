@@ -6,18 +6,8 @@ import json
 from typing import Any, Iterable, List, Mapping, Optional, Union
 
 from . import _fast
-from ._component import Core, record, result
+from ._component import Core, record, result, shared_core
 from ._types import Event, Match, Pattern, Refusal, Verdict
-
-_DEFAULT: Optional[Core] = None
-
-
-def _default_core() -> Core:
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = Core()
-    return _DEFAULT
-
 
 EventLike = Union[Event, Mapping[str, Any]]
 
@@ -42,7 +32,7 @@ class Matcher:
     @classmethod
     def builtin(cls, min_confidence: float = 0.0, *, core: Optional[Core] = None) -> "Matcher":
         """The built-in catalog's patterns with confidence ≥ ``min_confidence``."""
-        core = core or _default_core()
+        core = core or shared_core()
         handle = core.call("matching", "[static]matcher.builtin", float(min_confidence))
         return cls(handle, core)
 
@@ -52,7 +42,7 @@ class Matcher:
     ) -> "Matcher":
         """Compiles ``patterns`` (``Pattern`` or dicts with ``id``, ``pattern``,
         ``type``, ``category``, ``confidence``), in order."""
-        core = core or _default_core()
+        core = core or shared_core()
         lowered = [_pattern_record(p) for p in patterns]
         handle = result(core.call("matching", "[static]matcher.from-patterns", lowered))
         return cls(handle, core)
@@ -60,7 +50,7 @@ class Matcher:
     @classmethod
     def from_response(cls, body: Union[bytes, str], *, core: Optional[Core] = None) -> "Matcher":
         """Compiles the patterns of a ``/v1/filters`` or ``/api/v1/filters`` body."""
-        core = core or _default_core()
+        core = core or shared_core()
         if isinstance(body, str):
             body = body.encode()
         if not isinstance(body, (bytes, bytearray)):
