@@ -16,10 +16,11 @@
 //! - one sweeper task for the whole listener looks at every counter
 //!   [`TICKS`] times per deadline: a connection that is not handling a
 //!   request and whose counter has not moved for a whole deadline (by the
-//!   clock, read once a tick) is closed. The deadline is thus enforced to a tenth of itself: a client
-//!   that sends no complete head (silent, or dripping bytes: reads do not
-//!   count) or stays idle between requests is closed between 1 and 1.1
-//!   deadlines after the connection opened or its last answer was written;
+//!   clock, read once a tick) is closed. The deadline is thus enforced to
+//!   a tenth of itself: a client that sends no complete head (silent, or
+//!   dripping bytes: reads do not count) or stays idle between requests is
+//!   closed between 1 and 1.1 deadlines after the connection opened or its
+//!   last answer was written;
 //! - a drain (SIGTERM, SIGINT) flags every connection and wakes it once:
 //!   idle ones close, ones with a request in flight finish it first.
 //!
