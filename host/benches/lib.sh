@@ -1,6 +1,6 @@
 # Shared by load.sh and paired.sh (sourced, not run): a work folder removed
 # on exit with every server started in it, keys made by a build's own
-# binary, and a server's start.
+# binary, wrk's output checked, and a server's start.
 
 WORK="$(mktemp -d)"
 PIDS=()
@@ -16,6 +16,16 @@ make_keys() {
   mkdir -p "$1"
   "$2" --state-dir "$1" keys create --account bench --label bench --count "$3" \
     >"$1/keys.txt" 2>/dev/null
+}
+
+# check_wrk FILE: fails, showing wrk's output FILE, when wrk measured
+# nothing or saw an answer that was not 2xx.
+check_wrk() {
+  if grep -q "Non-2xx" "$1" || ! grep -q "Requests/sec" "$1"; then
+    echo "wrk failed or saw non-2xx answers:" >&2
+    cat "$1" >&2
+    return 1
+  fi
 }
 
 # start NAME COMMAND...: starts a server, its output in $WORK/NAME.out(.err);

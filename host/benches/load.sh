@@ -78,11 +78,7 @@ measure() {
   NF_KEYS="$keys" NF_PATH="$TARGET_PATH" \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$ROOT/host/benches/keys.lua" "$url" >"$out"
   after="$(cpu_ticks "$pid")"
-  if grep -q "Non-2xx" "$out" || ! grep -q "Requests/sec" "$out"; then
-    echo "wrk against $url failed or saw non-2xx answers:" >&2
-    cat "$out" >&2
-    exit 1
-  fi
+  check_wrk "$out" || { echo "(against $url)" >&2; exit 1; }
   awk -v ticks="$((after - before))" -v hz="$(getconf CLK_TCK)" '
     function ms(v) {
       if (v ~ /us$/) return substr(v, 1, length(v) - 2) / 1000
@@ -116,6 +112,7 @@ for round in $(seq 1 "$ROUNDS"); do
     start host "${paths%%,*}" --state-dir "$WORK/$name" serve --listen 127.0.0.1:0 \
       --component "${paths#*,}" $HOST_ARGS
     read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}" "$WORK/$name/keys.txt")"
+    [ -n "$rps" ] || exit 1
     host_rps_round="$rps"
     kill "${PIDS[-1]}"
     rows+="| $round | $name (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
@@ -123,6 +120,7 @@ for round in $(seq 1 "$ROUNDS"); do
 
     start floor "$FLOOR" floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
     read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}" "$WORK/$name/keys.txt")"
+    [ -n "$rps" ] || exit 1
     kill "${PIDS[-1]}"
     rows+="| $round | floor (bare hyper, same bytes) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
     floor_all+="$rps $p50 $p99 $cpu"$'\n'

@@ -51,11 +51,7 @@ drive() {
   local out="$WORK/$1/wrk.txt"
   NF_KEYS="$WORK/$1/keys.txt" NF_PATH="$TARGET_PATH" \
     wrk -t1 -c"$CONNECTIONS" -d"$2" -s "$ROOT/host/benches/keys.lua" "${URLS[$1]}" >"$out"
-  if grep -q "Non-2xx" "$out" || ! grep -q "Requests/sec" "$out"; then
-    echo "wrk against ${NAMES[$1]} failed or saw non-2xx answers:" >&2
-    cat "$out" >&2
-    return 1
-  fi
+  check_wrk "$out" || { echo "(against ${NAMES[$1]})" >&2; return 1; }
   awk '/Requests\/sec/ { print $2 }' "$out"
 }
 
