@@ -37,7 +37,9 @@
 //!
 //! - **The words of the interface**: [`Variant`], [`Category`], [`Kind`],
 //!   [`CUSTOM_CATEGORY_A`].
-//! - **Matching**: [`Matcher`], [`MatcherPattern`], [`Event`], [`Verdict`],
+//! - **Matching**: [`Matcher`] (by default the built-in catalog at
+//!   [`DEFAULT_MIN_CONFIDENCE`], as the endpoint lists it: [`Matcher::builtin_default`]),
+//!   [`MatcherPattern`], [`Event`], [`Verdict`],
 //!   [`Match`], [`Field`], [`InvalidPattern`]; [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
@@ -48,8 +50,8 @@
 //!   [`Request`], [`Response`], [`Rejection`], [`ParamError`],
 //!   [`UnixMillis`], the rate limit's constants ([`RATE_LIMIT`],
 //!   [`RATE_WINDOW_MS`]) and algorithm ([`RateWindow`], [`rate_decision`],
-//!   [`RateDecision`]), the parameters' bounds ([`DEFAULT_MIN_CONFIDENCE`],
-//!   [`MAX_CATEGORIES`], [`MAX_QUERY_LEN`]).
+//!   [`RateDecision`]), the parameters' defaults and bounds
+//!   ([`DEFAULT_INCLUDE_CUSTOM`], [`MAX_CATEGORIES`], [`MAX_QUERY_LEN`]).
 //! - **The store** (feature `endpoint`): [`RecordKind`], [`RecordKey`],
 //!   [`StoreLabel`], [`StoreError`], the records and their codecs
 //!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`]), [`AccountId`],
@@ -95,7 +97,9 @@ mod wire;
 
 pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catalog_release};
 pub use matcher::{Event, Field, InvalidEvents, Match, Matcher, MatcherPattern, Verdict};
-pub use pattern::{CUSTOM_CATEGORY_A, Category, InvalidPattern, Kind, Variant};
+pub use pattern::{
+    CUSTOM_CATEGORY_A, Category, DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant,
+};
 pub use syntax::{MAX_REGEX_LEN, SyntaxError, translate as translate_regex};
 #[cfg(feature = "endpoint")]
 pub use {
@@ -105,9 +109,7 @@ pub use {
     exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
     http::{Request, Response},
     memory::MemoryStore,
-    params::{
-        DEFAULT_INCLUDE_CUSTOM, DEFAULT_MIN_CONFIDENCE, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError,
-    },
+    params::{DEFAULT_INCLUDE_CUSTOM, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError},
     rate::{
         COUNTER_TTL_MS as RATE_COUNTER_TTL_MS, LIMIT as RATE_LIMIT, RateDecision, RateWindow,
         UnixMillis, WINDOW_MS as RATE_WINDOW_MS, decide as rate_decision,

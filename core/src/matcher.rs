@@ -36,7 +36,7 @@ use crate::catalog::{self, BuiltinPattern};
 #[cfg(feature = "endpoint")]
 use crate::custom::CustomPattern;
 use crate::literals;
-use crate::pattern::{InvalidPattern, Kind, Variant};
+use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant};
 use crate::pattern_list;
 use crate::syntax;
 
@@ -285,6 +285,15 @@ impl Matcher {
             (MatcherPattern::from(p), prepared)
         }))
         .expect("the catalog is validated at build time")
+    }
+
+    /// The built-in catalog at [`DEFAULT_MIN_CONFIDENCE`]: the built-in
+    /// patterns the endpoint lists when a request gives no `minConfidence`.
+    /// What every binding's `builtin` gives when no threshold is passed, so a
+    /// matcher built in JavaScript, Python or Rust holds the set the service
+    /// serves by default.
+    pub fn builtin_default() -> Matcher {
+        Matcher::builtin(DEFAULT_MIN_CONFIDENCE)
     }
 
     /// Compiles `patterns`. Regexes must be in the shared subset.

@@ -1,6 +1,6 @@
 //! The query parameters: `categories`, `minConfidence`, `includeCustom`.
 
-use crate::pattern::{CUSTOM_CATEGORY_A, Category, Variant};
+use crate::pattern::{CUSTOM_CATEGORY_A, Category, DEFAULT_MIN_CONFIDENCE, Variant};
 
 /// Longest query string accepted, in bytes (longer: 414).
 pub const MAX_QUERY_LEN: usize = 2048;
@@ -8,8 +8,6 @@ pub const MAX_QUERY_LEN: usize = 2048;
 pub const MAX_CATEGORIES: usize = 16;
 /// `includeCustom` when the parameter is absent.
 pub const DEFAULT_INCLUDE_CUSTOM: bool = true;
-/// `minConfidence` when the parameter is absent.
-pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
 /// What is wrong with a query parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]

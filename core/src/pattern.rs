@@ -114,6 +114,11 @@ impl Kind {
     }
 }
 
+/// `minConfidence` when the request gives none, and the threshold of
+/// [`crate::Matcher::builtin_default`]: the built-in patterns a matcher holds
+/// by default in every language are the ones the endpoint lists by default.
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
+
 /// Why a pattern was refused (a custom pattern being added, or a pattern
 /// handed to the matcher). Shown to the person who gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -230,6 +230,32 @@ fn matcher_from_a_response_body_matches_like_the_catalog() {
     }
 }
 
+/// `Matcher::builtin_default`, which every binding's `builtin` gives when no
+/// threshold is passed, holds exactly the built-in patterns a request with no
+/// `minConfidence` is served, in the same order and with the same fields.
+#[test]
+fn the_default_matcher_holds_what_the_endpoint_lists_by_default() {
+    let mut world = World::new();
+    let key = world.key("acme");
+    let body = world
+        .get("/v1/filters?includeCustom=false", &key)
+        .body
+        .into_owned();
+    let served = Matcher::from_response(&body).unwrap();
+    let default = Matcher::builtin_default();
+    assert_eq!(default.patterns(), served.patterns());
+    assert!(
+        default.patterns().len() < Matcher::builtin(0.0).patterns().len(),
+        "the default threshold leaves some built-in patterns out"
+    );
+    assert!(
+        default
+            .patterns()
+            .iter()
+            .all(|p| p.confidence >= noise_filter_core::DEFAULT_MIN_CONFIDENCE)
+    );
+}
+
 #[test]
 fn invalid_patterns_are_refused_with_the_reason() {
     let err = Matcher::new([pattern("bad", "(?<=x)y", Kind::Regex)]).unwrap_err();
