@@ -17,7 +17,7 @@ use crate::auth::{ApiKey, KEY_RANDOM_BYTES, KeyHash};
 use crate::custom::{CustomPatterns, NewPattern};
 use crate::pattern::InvalidPattern;
 use crate::rate::UnixMillis;
-use crate::store::{AccountId, KeyRecord, RecordKey};
+use crate::store::{AccountId, KeyRecord, Listing, RecordKey};
 
 /// Fewest hex digits of a key's hash that name it (`keys revoke <prefix>`).
 pub const MIN_HASH_PREFIX: usize = 6;
@@ -154,24 +154,35 @@ pub(crate) fn key_record(
     })
 }
 
-/// The store-key prefix to list for a hash prefix given by a person (at
-/// least [`MIN_HASH_PREFIX`] hex digits, any case).
-pub fn key_search(hash_prefix: &str) -> Result<String, AdminRefusal> {
+/// What to list to find a key by a hash prefix given by a person (at least
+/// [`MIN_HASH_PREFIX`] hex digits, any case).
+pub fn key_search(hash_prefix: &str) -> Result<Listing, AdminRefusal> {
     let prefix = hash_prefix.trim().to_ascii_lowercase();
     if prefix.len() < MIN_HASH_PREFIX || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(AdminRefusal::HashPrefix);
     }
-    Ok(RecordKey::api_key_prefix(&prefix))
+    Ok(Listing::api_keys(&prefix))
 }
 
-/// The one key record among the keys listed for [`key_search`].
+/// What to list for [`list_keys`]: every key record.
+pub fn key_listing() -> Listing {
+    Listing::api_keys("")
+}
+
+/// The one key record among `listed`, the keys listed for [`key_search`]
+/// (`search` is that listing's [`Listing::prefix`]), and its hash.
 pub fn find_key(search: &str, listed: &[String]) -> Result<(RecordKey, KeyHash), AdminRefusal> {
     let found: Vec<(RecordKey, KeyHash)> = listed
         .iter()
         .filter(|k| k.starts_with(search))
         .filter_map(|k| RecordKey::parse_api_key(k))
         .collect();
-    let prefix = || search[RecordKey::api_key_prefix("").len()..].to_owned();
+    let prefix = || {
+        search
+            .strip_prefix(key_listing().prefix())
+            .unwrap_or(search)
+            .to_owned()
+    };
     match <[_; 1]>::try_from(found) {
         Ok([one]) => Ok(one),
         Err(found) if found.is_empty() => Err(AdminRefusal::NoKeyWithPrefix(prefix())),
@@ -215,9 +226,9 @@ pub struct ListedKey {
     pub record: Option<KeyRecord>,
 }
 
-/// The keys among `records` (every `(store key, value)` listed under
-/// [`key_search`]`("")`'s prefix), of `account` if given, by creation time
-/// then hash. Unreadable records are listed when no account is asked for.
+/// The keys among `records` (every `(store key, value)` listed for
+/// [`key_listing`]), of `account` if given, by creation time then hash.
+/// Unreadable records are listed when no account is asked for.
 pub fn list_keys(
     records: &[(String, Vec<u8>)],
     account_name: Option<&str>,
@@ -329,15 +340,29 @@ mod tests {
             format!("key/{}", "ac".repeat(32)),
         ];
         let search = key_search("ABABAB").unwrap_or_else(|e| panic!("{e}"));
-        assert!(find_key(&search, &listed).is_ok());
+        assert_eq!(search.label(), crate::StoreLabel::Default);
+        let (record, hash) = find_key(search.prefix(), &listed).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(record.key(), listed[0]);
+        assert_eq!(hash.as_str(), "ab".repeat(32));
         let search = key_search("a0a0a0").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            find_key(&search, &listed),
+            find_key(search.prefix(), &listed),
             Err(AdminRefusal::NoKeyWithPrefix("a0a0a0".into()))
         );
         let two = [listed[0].clone(), listed[0].replace("key/abab", "key/abac")];
         let search = key_search("ababab").unwrap_or_else(|e| panic!("{e}"));
-        assert!(find_key(&search, &two[..1]).is_ok());
+        assert!(find_key(search.prefix(), &two[..1]).is_ok());
+        let search = key_search("abab").map(|l| l.prefix().to_owned());
+        assert_eq!(search, Err(AdminRefusal::HashPrefix));
+        let every = key_listing();
+        assert!(listed.iter().all(|k| k.starts_with(every.prefix())));
+        assert_eq!(
+            find_key(every.prefix(), &listed),
+            Err(AdminRefusal::AmbiguousPrefix {
+                prefix: String::new(),
+                keys: 2
+            })
+        );
         assert_eq!(key_search("abc"), Err(AdminRefusal::HashPrefix));
         assert_eq!(key_search("zzzzzz"), Err(AdminRefusal::HashPrefix));
     }

@@ -52,8 +52,8 @@
 //!   [`RATE_WINDOW_MS`]) and algorithm ([`RateWindow`], [`rate_decision`],
 //!   [`RateDecision`]), the parameters' defaults and bounds
 //!   ([`DEFAULT_INCLUDE_CUSTOM`], [`MAX_CATEGORIES`], [`MAX_QUERY_LEN`]).
-//! - **The store** (feature `endpoint`): [`RecordKind`], [`RecordKey`],
-//!   [`StoreLabel`], [`StoreError`], the records and their codecs
+//! - **The store** (feature `endpoint`): [`RecordKind`] (with each kind's
+//!   lifetime), [`RecordKey`], [`StoreLabel`], [`Listing`], [`StoreError`], the records and their codecs
 //!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`]), [`AccountId`],
 //!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]), and
 //!   [`MemoryStore`] for tests and examples.
@@ -114,5 +114,7 @@ pub use {
         COUNTER_TTL_MS as RATE_COUNTER_TTL_MS, LIMIT as RATE_LIMIT, RateDecision, RateWindow,
         UnixMillis, WINDOW_MS as RATE_WINDOW_MS, decide as rate_decision,
     },
-    store::{AccountId, Counter, CounterError, KeyRecord, RecordKey, RecordKind, StoreLabel},
+    store::{
+        AccountId, Counter, CounterError, KeyRecord, Listing, RecordKey, RecordKind, StoreLabel,
+    },
 };

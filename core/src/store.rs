@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::auth::KeyHash;
-use crate::rate::UnixMillis;
+use crate::rate::{COUNTER_TTL_MS, UnixMillis};
 
 /// Which of the two stores a record lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -45,6 +45,17 @@ impl StoreLabel {
     pub fn from_name(name: &str) -> Option<StoreLabel> {
         StoreLabel::ALL.into_iter().find(|l| l.name() == name)
     }
+
+    /// [`RecordKind::lifetime_ms`] of the kinds this label holds, which
+    /// agree: for a shell that sees a record's label and not its kind (Spin's
+    /// key-value interface opens a store per label, so the host's stores see
+    /// only the label).
+    pub const fn lifetime_ms(self) -> Option<u64> {
+        match self {
+            StoreLabel::Default => RecordKind::ApiKey.lifetime_ms(),
+            StoreLabel::Rate => RecordKind::RateCounter.lifetime_ms(),
+        }
+    }
 }
 
 /// The kinds of record the service keeps.
@@ -59,6 +70,27 @@ pub enum RecordKind {
 }
 
 impl RecordKind {
+    /// Every kind, in the order of the store layout's table.
+    pub const ALL: [RecordKind; 3] = [
+        RecordKind::ApiKey,
+        RecordKind::CustomPatterns,
+        RecordKind::RateCounter,
+    ];
+
+    /// How long a store that can expire records (Redis) keeps one of this
+    /// kind after its last write, in milliseconds; `None`: until it is
+    /// deleted. Only rate counters expire ([`crate::RATE_COUNTER_TTL_MS`]:
+    /// what the core's own cleanup misses, a failed delete or the last
+    /// windows of a key never used again, goes too). A shell gives a record
+    /// the lifetime of its kind with each write; it never decides one from a
+    /// record's label or key.
+    pub const fn lifetime_ms(self) -> Option<u64> {
+        match self {
+            RecordKind::ApiKey | RecordKind::CustomPatterns => None,
+            RecordKind::RateCounter => Some(COUNTER_TTL_MS),
+        }
+    }
+
     /// The store label this kind of record lives in.
     pub const fn label(self) -> StoreLabel {
         match self {
@@ -146,10 +178,46 @@ impl RecordKey {
         Some((RecordKey::api_key(&hash), hash))
     }
 
-    /// The key prefix shared by every API key record whose hash starts with
-    /// `hash_prefix` (for listing keys, or finding one by a prefix of its hash).
-    pub fn api_key_prefix(hash_prefix: &str) -> String {
-        format!("{}{hash_prefix}", RecordKind::ApiKey.prefix())
+    /// Its kind's [`RecordKind::lifetime_ms`].
+    pub fn lifetime_ms(&self) -> Option<u64> {
+        self.kind.lifetime_ms()
+    }
+}
+
+/// Records to list: the keys of one kind's label that start with a prefix.
+/// A shell lists [`Listing::label`]'s keys under [`Listing::prefix`] and
+/// hands them back to the core ([`crate::admin::find_key`],
+/// [`crate::admin::list_keys`]); which label, and which prefix, is the
+/// core's to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    kind: RecordKind,
+    prefix: String,
+}
+
+impl Listing {
+    /// Every API key record whose hash starts with `hash_prefix` (`""`:
+    /// every key record).
+    pub(crate) fn api_keys(hash_prefix: &str) -> Listing {
+        Listing {
+            kind: RecordKind::ApiKey,
+            prefix: format!("{}{hash_prefix}", RecordKind::ApiKey.prefix()),
+        }
+    }
+
+    /// The kind of every record listed.
+    pub fn kind(&self) -> RecordKind {
+        self.kind
+    }
+
+    /// The label to list.
+    pub fn label(&self) -> StoreLabel {
+        self.kind.label()
+    }
+
+    /// The start of every key listed.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 }
 
@@ -380,5 +448,35 @@ mod tests {
             "account/acme/patterns"
         );
         assert_eq!(StoreLabel::from_name("rate"), Some(StoreLabel::Rate));
+    }
+
+    #[test]
+    fn only_rate_counters_expire_and_every_kind_of_a_label_alike() {
+        assert_eq!(
+            RecordKind::RateCounter.lifetime_ms(),
+            Some(3 * crate::rate::WINDOW_MS)
+        );
+        assert_eq!(RecordKind::ApiKey.lifetime_ms(), None);
+        assert_eq!(RecordKind::CustomPatterns.lifetime_ms(), None);
+        for kind in RecordKind::ALL {
+            assert_eq!(kind.label().lifetime_ms(), kind.lifetime_ms(), "{kind:?}");
+        }
+        let hash = KeyHash::of("nf_x");
+        assert_eq!(
+            RecordKey::rate_last_window(&hash).lifetime_ms(),
+            Some(180_000)
+        );
+    }
+
+    #[test]
+    fn a_key_listing_names_its_label_and_the_records_it_lists() {
+        let hash = KeyHash::of("nf_x");
+        let all = Listing::api_keys("");
+        assert_eq!(all.label(), StoreLabel::Default);
+        assert_eq!(all.prefix(), "key/");
+        let key = RecordKey::api_key(&hash);
+        assert!(key.key().starts_with(all.prefix()));
+        assert_eq!(all.kind(), key.kind());
+        assert_eq!(Listing::api_keys("abc123").prefix(), "key/abc123");
     }
 }

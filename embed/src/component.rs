@@ -260,7 +260,9 @@ impl admin::Guest for Embed {
     }
 
     fn key_search(hash_prefix: String) -> Result<String, String> {
-        core_admin::key_search(&hash_prefix).map_err(refusal)
+        core_admin::key_search(&hash_prefix)
+            .map(|listing| listing.prefix().to_owned())
+            .map_err(refusal)
     }
 
     fn find_key(search: String, listed: Vec<String>) -> Result<store::RecordKey, String> {

@@ -15,8 +15,7 @@ use std::io::Write as _;
 use anyhow::{Context as _, anyhow};
 use noise_filter_core::admin::{self, AdminRefusal, ListedKey, Revocation, Write};
 use noise_filter_core::{
-    ApiKey, CustomPatterns, KEY_RANDOM_BYTES, KeyHash, NewPattern, RecordKey, StoreLabel,
-    UnixMillis,
+    ApiKey, CustomPatterns, KEY_RANDOM_BYTES, KeyHash, NewPattern, UnixMillis,
 };
 
 use crate::store::Backend;
@@ -51,10 +50,10 @@ pub async fn create_key(store: &Backend, account: &str, label: &str) -> anyhow::
 
 /// Every key record, optionally of one account, by creation time then hash.
 pub async fn list_keys(store: &Backend, account: Option<&str>) -> anyhow::Result<Vec<ListedKey>> {
-    let prefix = RecordKey::api_key_prefix("");
+    let listing = admin::key_listing();
     let mut records = Vec::new();
-    for key in store.keys(StoreLabel::Default, &prefix).await? {
-        if let Some(value) = store.get(StoreLabel::Default, &key).await? {
+    for key in store.keys(listing.label(), listing.prefix()).await? {
+        if let Some(value) = store.get(listing.label(), &key).await? {
             records.push((key, value));
         }
     }
@@ -90,8 +89,8 @@ pub fn print_keys(keys: &[ListedKey]) -> anyhow::Result<()> {
 /// digits); returns its hash and what the core made of it.
 pub async fn revoke_key(store: &Backend, prefix: &str) -> anyhow::Result<(KeyHash, Revocation)> {
     let search = admin::key_search(prefix)?;
-    let listed = store.keys(StoreLabel::Default, &search).await?;
-    let (record, hash) = admin::find_key(&search, &listed)?;
+    let listed = store.keys(search.label(), search.prefix()).await?;
+    let (record, hash) = admin::find_key(search.prefix(), &listed)?;
     let mut revocation = None;
     store
         .update(record.label(), record.key(), |current| {
