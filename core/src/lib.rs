@@ -55,8 +55,10 @@
 //! - **The store** (feature `endpoint`): [`RecordKind`] (with each kind's
 //!   lifetime), [`RecordKey`], [`StoreLabel`], [`Listing`], [`StoreError`], the records and their codecs
 //!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`]), [`AccountId`],
-//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]), and
-//!   [`MemoryStore`] for tests and examples.
+//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]).
+//! - **A test double** (features `endpoint` and `memory-store`, off by
+//!   default): `MemoryStore`, the deterministic in-memory store of the
+//!   tests, benchmarks and the parity oracle; no shell serves from it.
 //! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
 //!   keys and custom patterns, with [`NewPattern`] and [`CustomPattern`].
 
@@ -76,7 +78,7 @@ mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod literals;
 mod matcher;
-#[cfg(feature = "endpoint")]
+#[cfg(all(feature = "endpoint", feature = "memory-store"))]
 mod memory;
 #[cfg(feature = "endpoint")]
 mod params;
@@ -97,6 +99,8 @@ mod wire;
 
 pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catalog_release};
 pub use matcher::{Event, Field, InvalidEvents, Match, Matcher, MatcherPattern, Verdict};
+#[cfg(all(feature = "endpoint", feature = "memory-store"))]
+pub use memory::MemoryStore;
 pub use pattern::{
     CUSTOM_CATEGORY_A, Category, DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant,
 };
@@ -108,7 +112,6 @@ pub use {
     error::Rejection,
     exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
     http::{Request, Response},
-    memory::MemoryStore,
     params::{DEFAULT_INCLUDE_CUSTOM, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError},
     rate::{
         COUNTER_TTL_MS as RATE_COUNTER_TTL_MS, LIMIT as RATE_LIMIT, RateDecision, RateWindow,

@@ -1,6 +1,9 @@
 //! A deterministic in-memory store, for tests, benchmarks, examples and the
 //! byte-for-byte comparisons between shells. No server uses it: they have
-//! real stores.
+//! real stores. A test double, so it is behind the feature `memory-store`
+//! (off by default): the crates that test against it enable it as a
+//! dev-dependency, and no shell's build (the Spin component, the npm wasms,
+//! the embeddable component, the host binary) compiles it.
 
 use std::collections::BTreeMap;
 
