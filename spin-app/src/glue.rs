@@ -4,14 +4,13 @@
 //! time and the store, and returns the status, the header lines to write (the
 //! core's, in order, plus framing) and the body. The Spin parts
 //! (`component.rs`, `kv.rs`) only open buckets and copy bytes; everything in
-//! here runs natively under `cargo test -p noise-filter-spin` with
-//! [`MapBuckets`].
+//! here runs natively under `cargo test -p noise-filter-spin` over in-memory
+//! maps (`map_buckets.rs`, compiled for the tests only).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use noise_filter_core::{
-    Counter, RecordKey, Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis,
+    RecordKey, Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis,
 };
 
 /// One open store label: the three operations the core asks for.
@@ -149,103 +148,12 @@ pub fn now() -> UnixMillis {
     UnixMillis(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `label → key → value`, shared by every bucket opened from a [`MapBuckets`].
-pub type Labels = std::rc::Rc<std::cell::RefCell<HashMap<String, HashMap<String, Vec<u8>>>>>;
-
-/// Store labels as in-memory maps, counters as Spin keeps them ([`Counter`]):
-/// the native stand-in for Spin's store in tests.
-#[derive(Debug, Default, Clone)]
-pub struct MapBuckets {
-    /// The values, shared by every bucket opened from this.
-    pub labels: Labels,
-    /// Labels that may be opened (as `key_value_stores` in `spin.toml`).
-    pub allowed: Vec<String>,
-    /// When set, no label can be opened.
-    pub failing: bool,
-    /// How many labels were opened, to check that opening is lazy.
-    pub opened: std::rc::Rc<std::cell::Cell<usize>>,
-}
-
-impl MapBuckets {
-    /// The labels `spin.toml` declares: `default` and `rate`.
-    pub fn spin_toml() -> Self {
-        MapBuckets {
-            allowed: vec!["default".into(), "rate".into()],
-            ..Default::default()
-        }
-    }
-
-    /// Writes a value directly (as the admin tool would).
-    pub fn set(&self, label: &str, key: &str, value: Vec<u8>) {
-        self.labels
-            .borrow_mut()
-            .entry(label.to_owned())
-            .or_default()
-            .insert(key.to_owned(), value);
-    }
-
-    /// Reads a value directly.
-    pub fn value(&self, label: &str, key: &str) -> Option<Vec<u8>> {
-        self.labels
-            .borrow()
-            .get(label)
-            .and_then(|l| l.get(key).cloned())
-    }
-}
-
-/// One label of a [`MapBuckets`].
-#[derive(Debug)]
-pub struct MapBucket {
-    labels: Labels,
-    name: String,
-}
-
-impl Buckets for MapBuckets {
-    type Bucket = MapBucket;
-
-    fn open(&mut self, name: &str) -> Result<MapBucket, StoreError> {
-        if self.failing || !self.allowed.iter().any(|a| a == name) {
-            return Err(StoreError);
-        }
-        self.opened.set(self.opened.get() + 1);
-        Ok(MapBucket {
-            labels: self.labels.clone(),
-            name: name.to_owned(),
-        })
-    }
-}
-
-impl Bucket for MapBucket {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .labels
-            .borrow()
-            .get(&self.name)
-            .and_then(|l| l.get(key).cloned()))
-    }
-
-    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
-        let mut labels = self.labels.borrow_mut();
-        let label = labels.entry(self.name.clone()).or_default();
-        let (new, bytes) =
-            Counter::add(label.get(key).map(Vec::as_slice), delta).map_err(|_| StoreError)?;
-        label.insert(key.to_owned(), bytes.to_vec());
-        Ok(new)
-    }
-
-    fn delete(&self, key: &str) -> Result<(), StoreError> {
-        if let Some(label) = self.labels.borrow_mut().get_mut(&self.name) {
-            label.remove(key);
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
-    use noise_filter_core::{ApiKey, MemoryStore, NewPattern};
+    use crate::map_buckets::MapBuckets;
+    use noise_filter_core::{ApiKey, Counter, MemoryStore, NewPattern};
 
     const NOW: UnixMillis = UnixMillis(1_763_800_000_000);
 

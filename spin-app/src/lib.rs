@@ -17,6 +17,8 @@
 //! `docs/SERVING.md`.
 
 pub mod glue;
+#[cfg(test)]
+mod map_buckets;
 
 /// Writes one line to the runtime's log (stderr). `eprintln!` panics when
 /// stderr cannot be written (the host's log volume is full), which would
