@@ -17,8 +17,8 @@
 //!
 //! The bindings and the exports exist only in the component
 //! (`target_arch = "wasm32"`); natively the crate is empty. The Python
-//! package's parity tests compare with the npm tests' native oracle
-//! (`wasm/examples/oracle.rs`).
+//! package's parity tests compare with the core's native oracle
+//! (`core/examples/oracle.rs`), as the npm package's do.
 
 #[cfg(target_arch = "wasm32")]
 mod component;

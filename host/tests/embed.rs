@@ -1,6 +1,6 @@
 //! The embeddable component (`embed/`, WIT world `noise-filter:core/embed`)
 //! loaded by wasmtime, as any embedder would, and compared with the native
-//! core: every request of the shared fixtures (`npm/test/fixtures/
+//! core: every request of the shared fixtures (`core/tests/parity/
 //! requests.json`) gives the same status, headers and body, and the matcher
 //! the same verdicts.
 //!
@@ -136,7 +136,7 @@ fn instantiate() -> (Store<Embedder>, Embed) {
 fn fixtures() -> Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../npm/test/fixtures/requests.json"
+        "/../core/tests/parity/requests.json"
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -1,8 +1,8 @@
 """Shared fixtures: the native oracle's answers and the shared request fixtures.
 
 `cargo xtask embed test` writes the oracle (the native core's answers to
-`npm/test/fixtures/requests.json` and its verdicts on `core/catalog/eval.toml`,
-`wasm/examples/oracle.rs`) and points `NOISE_FILTER_ORACLE` at it.
+`core/tests/parity/requests.json` and its verdicts on `core/catalog/eval.toml`,
+`core/examples/oracle.rs`) and points `NOISE_FILTER_ORACLE` at it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def fixtures() -> Dict[str, Any]:
-    return json.loads((ROOT / "npm/test/fixtures/requests.json").read_text())
+    return json.loads((ROOT / "core/tests/parity/requests.json").read_text())
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `build` (default) | builds `noise-filter-embed` for `wasm32-wasip2` (the component of the WIT world `noise-filter:core/embed`), copies it into `python/src/noise_filter/`, prints its size raw and gzip, and, with `wasm-tools` on the PATH, checks it imports nothing beyond the store and WASI's CLI basics |
 //! | `wheel` | `build`, then the wheel into `<target>/python/dist` |
-//! | `test` | `build`, the native oracle (`wasm/examples/oracle.rs`, as the npm tests use it), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest |
+//! | `test` | `build`, the native oracle (`core/examples/oracle.rs`, as the npm tests use it), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest |
 //! | `bench` | `build`, the environment, then `python/bench/is_noise.py` |
 
 use std::path::PathBuf;
@@ -13,6 +13,8 @@ use std::process::Command;
 
 use crate::util::{self, Result};
 
+/// The shared request fixtures of the parity tests, from the repository's root.
+pub(crate) const PARITY_FIXTURES: &str = "core/tests/parity/requests.json";
 /// What the Python virtual environment needs from PyPI.
 const PYPI: &[&str] = &[
     "wasmtime>=50,<51",
@@ -166,13 +168,13 @@ fn wheel() -> Result {
 }
 
 /// The native core's answers to the shared fixtures: what Python must give
-/// (the npm package's oracle, `wasm/examples/oracle.rs`: one native side for
-/// every embedding's parity tests).
+/// (`core/examples/oracle.rs`: one native side for every embedding's parity
+/// tests).
 fn oracle() -> Result<PathBuf> {
-    util::run(util::cargo().args(["build", "-p", "noise-filter-wasm", "--example", "oracle"]))?;
+    util::run(util::cargo().args(["build", "-p", "noise-filter-core", "--example", "oracle"]))?;
     let exe = util::target_dir().join("debug/examples/oracle");
     let out = Command::new(&exe)
-        .arg(util::root().join("npm/test/fixtures/requests.json"))
+        .arg(util::root().join(PARITY_FIXTURES))
         .arg(util::root().join("core/catalog/eval.toml"))
         .output()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;

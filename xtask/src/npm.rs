@@ -338,8 +338,12 @@ fn report_sizes(npm: &Path, wasms: &[(String, PathBuf, PathBuf)]) -> Result {
     util::run(&mut cmd)
 }
 
-/// Runs the native oracle over the shared fixtures into `npm/pkg/oracle.json`.
+/// Runs the native oracle over the shared fixtures into `npm/pkg/oracle.json`,
+/// and copies the fixtures beside it (`npm/pkg/requests.json`), where the
+/// tests of every runtime import both from (bundlers included).
 fn oracle(npm: &Path) -> Result {
+    let fixtures = util::root().join(crate::embed::PARITY_FIXTURES);
+    copy(&fixtures, &npm.join("pkg").join("requests.json"))?;
     let out = npm.join("pkg").join("oracle.json");
     let file =
         std::fs::File::create(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -349,12 +353,12 @@ fn oracle(npm: &Path) -> Result {
                 "run",
                 "--quiet",
                 "--package",
-                "noise-filter-wasm",
+                "noise-filter-core",
                 "--example",
                 "oracle",
                 "--",
             ])
-            .arg(npm.join("test").join("fixtures").join("requests.json"))
+            .arg(&fixtures)
             .arg(util::root().join("core").join("catalog").join("eval.toml"))
             .stdout(file),
     )

@@ -17,7 +17,7 @@ import {
   revokeKey,
   toEvent,
 } from 'noise-filter';
-import fixtures from '../fixtures/requests.json';
+import fixtures from '../../pkg/requests.json';
 import oracle from '../../pkg/oracle.json';
 import { cases } from '../common/cases.mjs';
 

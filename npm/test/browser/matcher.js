@@ -4,7 +4,7 @@
 // matcher's shared cases (bodies from the oracle: no handler here) and leaves
 // the outcome in `window.__results` for browser.test.mjs.
 import { Matcher, createBeforeSend, parseStack, toEvent } from 'noise-filter/matcher';
-import fixtures from '../fixtures/requests.json';
+import fixtures from '../../pkg/requests.json';
 import oracle from '../../pkg/oracle.json';
 import { matcherCases } from '../common/cases.mjs';
 

@@ -1,9 +1,9 @@
 // The package's test cases, the same in every runtime: Node, Bun and Deno
 // register them with node:test (node/suite.test.mjs), the Chromium page runs
 // them and reports (browser/). `nf` is the package as the runtime imports
-// it; `fixtures` is fixtures/requests.json; `oracle` is what the core answers
-// natively for them (written by `cargo xtask npm test`, see
-// wasm/examples/oracle.rs).
+// it; `fixtures` is core/tests/parity/requests.json; `oracle` is what the
+// core answers natively for them (both written into npm/pkg by `cargo xtask
+// npm test`, see core/examples/oracle.rs).
 
 import { deepEqual, equal, ok, rejects, throws } from './assert.mjs';
 

@@ -9,8 +9,9 @@ import * as nfMatcher from 'noise-filter/matcher';
 import { cases, entryCases, matcherCases } from '../common/cases.mjs';
 
 const read = (path) => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8'));
-const fixtures = read('../fixtures/requests.json');
-// Written by `cargo xtask npm test` (the core's native answers).
+// Both written by `cargo xtask npm test`: the shared fixtures (copied from
+// core/tests/parity/) and the core's native answers to them.
+const fixtures = read('../../pkg/requests.json');
 const oracle = read('../../pkg/oracle.json');
 
 for (const { name, fn } of cases({ nf, fixtures, oracle })) test(name, fn);

@@ -17,7 +17,7 @@ import {
   toEvent,
 } from 'noise-filter';
 import * as nfMatcher from 'noise-filter/matcher';
-import fixtures from '../fixtures/requests.json';
+import fixtures from '../../pkg/requests.json';
 import oracle from '../../pkg/oracle.json';
 import { cases, entryCases, matcherCases } from '../common/cases.mjs';
 

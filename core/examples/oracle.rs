@@ -1,14 +1,21 @@
-//! The native side of the npm package's parity tests.
+//! The native side of every shell's parity tests: the core's own answers.
 //!
-//! Runs the shared request fixtures (`npm/test/fixtures/requests.json`)
+//! Runs the shared request fixtures (`core/tests/parity/requests.json`)
 //! through the core natively, against its deterministic [`MemoryStore`], and
 //! classifies the catalog's labelled evaluation events
 //! (`core/catalog/eval.toml`) plus the fixtures' own events with the
-//! fixtures' matchers. Prints one JSON document: what the JavaScript package
-//! must answer, byte for byte (`npm/test/common/cases.mjs` compares).
+//! fixtures' matchers. Prints one JSON document: what the npm package
+//! (`npm/test/common/cases.mjs`) and the Python package
+//! (`python/tests/test_parity.py`) must answer, byte for byte. The host's
+//! tests read the same fixtures (`host/tests/embed.rs`).
+//!
+//! It lives with the core because every shell compares with it, and it runs
+//! the core with its default features: the pre-rendered catalog, which the
+//! npm build renders at first use instead, so the npm tests compare the two
+//! renderings byte for byte.
 //!
 //! ```text
-//! cargo run -p noise-filter-wasm --example oracle -- requests.json eval.toml > oracle.json
+//! cargo run -p noise-filter-core --example oracle -- requests.json eval.toml > oracle.json
 //! ```
 
 use std::collections::BTreeMap;
@@ -19,7 +26,7 @@ use noise_filter_core::{
 };
 use serde::{Deserialize, Serialize};
 
-/// `npm/test/fixtures/requests.json`.
+/// `core/tests/parity/requests.json`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Fixtures {
