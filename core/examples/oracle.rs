@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use noise_filter_core::{
-    Event, Matcher, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin, pattern_list, run,
+    Event, Matcher, MatcherPattern, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin,
+    pattern_list, run,
 };
 use serde::{Deserialize, Serialize};
 
@@ -138,6 +139,9 @@ struct Oracle<'m> {
     events: Vec<LabelledEvent>,
     /// Matcher name → one verdict per event.
     verdicts: BTreeMap<&'static str, Vec<Verdict<'m>>>,
+    /// Built-in matcher name → its patterns, in order: what each language's
+    /// `builtin` must hold (`builtinDefault`: built with no threshold).
+    patterns: BTreeMap<&'static str, &'m [MatcherPattern]>,
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -241,6 +245,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     let matchers: Vec<(&'static str, Matcher)> = vec![
         ("builtin", builtin),
         ("builtinAll", Matcher::builtin(0.0)),
+        // What every language's `builtin` gives without a threshold.
+        ("builtinDefault", Matcher::builtin_default()),
         (
             "responseA",
             Matcher::from_response(body_of("A: all patterns")?.as_bytes())?,
@@ -260,10 +266,16 @@ fn main() -> Result<(), Box<dyn Error>> {
             )
         })
         .collect();
+    let patterns = matchers
+        .iter()
+        .filter(|(name, _)| name.starts_with("builtin"))
+        .map(|(name, matcher)| (*name, matcher.patterns()))
+        .collect();
     let oracle = Oracle {
         requests: answers,
         events,
         verdicts,
+        patterns,
     };
     println!("{}", serde_json::to_string(&oracle)?);
     Ok(())

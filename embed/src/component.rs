@@ -53,16 +53,24 @@ impl SyncStore for Imported {
 
 fn record_key(record: &core::RecordKey) -> store::RecordKey {
     store::RecordKey {
-        kind: match record.kind() {
-            core::RecordKind::ApiKey => store::RecordKind::ApiKey,
-            core::RecordKind::CustomPatterns => store::RecordKind::CustomPatterns,
-            core::RecordKind::RateCounter => store::RecordKind::RateCounter,
-        },
-        label: match record.label() {
-            core::StoreLabel::Default => store::StoreLabel::Default,
-            core::StoreLabel::Rate => store::StoreLabel::Rate,
-        },
+        kind: record_kind(record.kind()),
+        label: store_label(record.label()),
         key: record.key().to_owned(),
+    }
+}
+
+fn record_kind(kind: core::RecordKind) -> store::RecordKind {
+    match kind {
+        core::RecordKind::ApiKey => store::RecordKind::ApiKey,
+        core::RecordKind::CustomPatterns => store::RecordKind::CustomPatterns,
+        core::RecordKind::RateCounter => store::RecordKind::RateCounter,
+    }
+}
+
+fn store_label(label: core::StoreLabel) -> store::StoreLabel {
+    match label {
+        core::StoreLabel::Default => store::StoreLabel::Default,
+        core::StoreLabel::Rate => store::StoreLabel::Rate,
     }
 }
 
@@ -106,8 +114,9 @@ fn field_out(field: Field) -> matching::Field {
 pub(crate) struct MatcherResource(Matcher);
 
 impl matching::GuestMatcher for MatcherResource {
-    fn builtin(min_confidence: f64) -> matching::Matcher {
-        matching::Matcher::new(MatcherResource(Matcher::builtin(min_confidence)))
+    fn builtin(min_confidence: Option<f64>) -> matching::Matcher {
+        let matcher = min_confidence.map_or_else(Matcher::builtin_default, Matcher::builtin);
+        matching::Matcher::new(MatcherResource(matcher))
     }
 
     fn from_patterns(patterns: Vec<matching::Pattern>) -> Result<matching::Matcher, String> {
@@ -182,8 +191,11 @@ impl matching::Guest for Embed {
 // The endpoint.
 
 impl endpoint::Guest for Embed {
-    fn rate_counter_ttl_ms() -> u64 {
-        noise_filter_core::RATE_COUNTER_TTL_MS
+    fn record_lifetimes() -> Vec<(store::RecordKind, u64)> {
+        core::RecordKind::ALL
+            .into_iter()
+            .filter_map(|kind| Some((record_kind(kind), kind.lifetime_ms()?)))
+            .collect()
     }
 
     fn handle(request: endpoint::Request, now: u64) -> endpoint::Response {
@@ -243,6 +255,14 @@ fn refusal(refusal: core_admin::AdminRefusal) -> String {
     refusal.to_string()
 }
 
+fn listing_out(listing: &core::Listing) -> admin::Listing {
+    admin::Listing {
+        kind: record_kind(listing.kind()),
+        label: store_label(listing.label()),
+        prefix: listing.prefix().to_owned(),
+    }
+}
+
 impl admin::Guest for Embed {
     fn create_key(
         random: Vec<u8>,
@@ -256,18 +276,30 @@ impl admin::Guest for Embed {
             key: new.key.expose().to_owned(),
             hash: new.key.hash().as_str().to_owned(),
             write: write_out(new.record),
+            exists: refusal(core_admin::AdminRefusal::KeyExists),
         })
     }
 
-    fn key_search(hash_prefix: String) -> Result<String, String> {
+    fn key_random_bytes() -> u32 {
+        core::KEY_RANDOM_BYTES as u32
+    }
+
+    fn key_search(hash_prefix: String) -> Result<admin::Listing, String> {
         core_admin::key_search(&hash_prefix)
-            .map(|listing| listing.prefix().to_owned())
+            .map(|listing| listing_out(&listing))
             .map_err(refusal)
     }
 
-    fn find_key(search: String, listed: Vec<String>) -> Result<store::RecordKey, String> {
+    fn key_listing() -> admin::Listing {
+        listing_out(&core_admin::key_listing())
+    }
+
+    fn find_key(search: String, listed: Vec<String>) -> Result<admin::FoundKey, String> {
         core_admin::find_key(&search, &listed)
-            .map(|(record, _)| record_key(&record))
+            .map(|(record, hash)| admin::FoundKey {
+                place: record_key(&record),
+                hash: hash.as_str().to_owned(),
+            })
             .map_err(refusal)
     }
 

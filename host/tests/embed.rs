@@ -307,8 +307,22 @@ fn the_components_matcher_agrees_with_the_native_matcher() {
     let native_builtin = Matcher::builtin(0.5);
     let native_custom =
         Matcher::new(native_builtin.patterns().iter().cloned().chain(extra)).unwrap();
-    let builtin = wm.call_builtin(&mut store, 0.5).unwrap();
+    let builtin = wm.call_builtin(&mut store, Some(0.5)).unwrap();
     let patterns = wm.call_patterns(&mut store, builtin).unwrap();
+    // No threshold: the core's default set, the one the endpoint lists.
+    let default = wm.call_builtin(&mut store, None).unwrap();
+    let default_ids: Vec<String> = wm
+        .call_patterns(&mut store, default)
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    let native_default: Vec<String> = Matcher::builtin_default()
+        .patterns()
+        .iter()
+        .map(|p| p.id.clone())
+        .collect();
+    assert_eq!(default_ids, native_default);
     let custom_patterns: Vec<matching::Pattern> = native_custom
         .patterns()
         .iter()

@@ -34,6 +34,7 @@ def test_refusals_carry_the_cores_text_and_write_nothing() -> None:
         admin.create_key("Not An Account")
     with pytest.raises(Refusal, match="exactly 24 random bytes, got 3"):
         admin.create_key("acme", random=b"abc")
+    assert admin.random_bytes() == 24
     with pytest.raises(Refusal, match="at least 6 hex digits"):
         admin.revoke_key("abc")
     with pytest.raises(Refusal, match="no key's hash starts with"):
@@ -41,6 +42,20 @@ def test_refusals_carry_the_cores_text_and_write_nothing() -> None:
     with pytest.raises(Refusal, match=r"pattern 2.*look-around|look-around"):
         admin.add_patterns("acme", ["fine.js", NewPattern("(?<=a)b", kind="regex")])
     assert store.entries == {}
+
+
+def test_a_key_whose_record_exists_is_refused_in_the_cores_words() -> None:
+    store = MemoryStore()
+    admin = Admin(store)
+    first = admin.create_key("acme", now=NOW, random=bytes(range(24)))
+    assert len(first.key) == len("nf_") + 2 * admin.random_bytes()
+    before = dict(store.entries)
+    with pytest.raises(Refusal) as refused:
+        admin.create_key("globex", now=NOW + 1, random=bytes(range(24)))
+    assert str(refused.value) == ("a key with this hash already exists (the random source "
+                                  "repeated itself); nothing written")
+    assert store.entries == before
+    assert [k.account for k in admin.list_keys()] == ["acme"]
 
 
 def test_custom_patterns_are_added_served_and_removed() -> None:

@@ -61,6 +61,7 @@ def matchers(oracle, fixtures) -> Dict[str, Matcher]:
     return {
         "builtin": builtin,
         "builtinAll": Matcher.builtin(0.0),
+        "builtinDefault": Matcher.builtin(),
         "responseA": Matcher.from_response(body["A: all patterns"]),
         "responseB": Matcher.from_response(body["B: all patterns"].encode()),
         "custom": Matcher.from_patterns(builtin.patterns() + fixtures["matcherPatterns"]),
@@ -79,6 +80,21 @@ def test_the_matchers_agree_with_the_native_matcher_on_every_event(oracle, fixtu
         assert matcher.is_noise_many(events) == [v["noise"] for v in want], name
         dicts = [e["event"] for e in oracle["events"]]
         assert matcher.is_noise_many(dicts) == [v["noise"] for v in want], name
+
+
+def test_the_builtin_matchers_hold_the_cores_patterns(oracle) -> None:
+    """``Matcher.builtin()`` with no threshold holds the core's default set,
+    the one the endpoint lists by default (and npm's ``Matcher.builtin()``):
+    through Python a labelled set scores as through the service."""
+    built = {"builtin": Matcher.builtin(0.5), "builtinAll": Matcher.builtin(0.0),
+             "builtinDefault": Matcher.builtin()}
+    assert set(built) == set(oracle["patterns"])
+    for name, matcher in built.items():
+        got = [{"id": p.id, "pattern": p.pattern, "type": p.kind, "category": p.category,
+                "confidence": p.confidence} for p in matcher.patterns()]
+        assert got == oracle["patterns"][name], name
+    assert oracle["patterns"]["builtinDefault"] == oracle["patterns"]["builtin"]
+    assert len(oracle["patterns"]["builtinDefault"]) < len(oracle["patterns"]["builtinAll"])
 
 
 def test_the_package_is_typed() -> None:

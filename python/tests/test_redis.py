@@ -7,7 +7,7 @@ import pytest
 redis = pytest.importorskip("redis")
 
 from noise_filter import Admin, Endpoint, RedisStore  # noqa: E402
-from noise_filter.endpoint import rate_counter_ttl_ms  # noqa: E402
+from noise_filter.endpoint import record_lifetimes  # noqa: E402
 
 NOW = 1_795_435_210_500
 
@@ -50,11 +50,38 @@ def test_every_counter_expires_three_windows_after_its_last_write(redis_url: str
     auth = [("authorization", f"Bearer {made.key}")]
     assert Endpoint(store).handle("GET", "/v1/filters", auth, now=NOW).status == 200
     assert client.get(counter) == b"6"
-    # The core's lifetime: three one-minute windows, set with the write.
-    assert rate_counter_ttl_ms() == 180_000
+    # The core's lifetime for the kind: three one-minute windows, set with
+    # the write; no other kind expires.
+    assert record_lifetimes() == {"rate-counter": 180_000}
     assert 170_000 < client.pttl(counter) <= 180_000
     # Records of the default label never expire.
     assert client.pttl(f"key/{made.hash}") == -1
+
+
+def test_the_compare_and_swap_is_the_hosts_script_and_swaps(redis_url: str) -> None:
+    """The wheel ships the very file the Rust host includes, and the store
+    swaps with it: from absent, from the value read, never over a change."""
+    import re
+    from importlib import resources
+    from pathlib import Path
+
+    host = Path(__file__).resolve().parents[2] / "host/src/store/redis.rs"
+    included = re.search(r'include_str!\("([^"]+)"\)', host.read_text())
+    assert included, "the host includes its compare-and-swap script from a file"
+    hosts = (host.parent / included.group(1)).resolve()
+    shipped = resources.files("noise_filter").joinpath("redis_compare_and_swap.lua")
+    assert shipped.read_bytes() == hosts.read_bytes()
+    assert hosts.name == shipped.name
+
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    store = RedisStore(client)
+    place = Admin(store).patterns_record("acme")
+    assert store.compare_and_swap(place, None, b"one")
+    assert not store.compare_and_swap(place, None, b"two")
+    assert not store.compare_and_swap(place, b"stale", b"two")
+    assert store.compare_and_swap(place, b"one", b"two")
+    assert client.get(place.key) == b"two"
 
 
 def test_a_lost_redis_is_503(redis_url: str) -> None:

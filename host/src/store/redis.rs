@@ -63,16 +63,10 @@ fn redis_error(e: redis::RedisError) -> KvError {
     KvError(format!("redis: {e}"))
 }
 
-const CAS_SCRIPT: &str = r"
-local current = redis.call('GET', KEYS[1])
-if ARGV[1] == '1' then
-  if current ~= ARGV[2] then return 0 end
-elseif current then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[3])
-return 1
-";
+/// The compare-and-swap: the file the Python package ships, so the host and
+/// `noise_filter.RedisStore` swap alike.
+const CAS_SCRIPT: &str =
+    include_str!("../../../python/src/noise_filter/redis_compare_and_swap.lua");
 
 impl RedisStore {
     /// Connects to `url` (`redis://host:port[/db]`, or `rediss://` for TLS,

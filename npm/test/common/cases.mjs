@@ -163,8 +163,9 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
   // -- the matcher gives the core's native verdicts -------------------------
   const matchers = once(async () => {
     return {
-      builtin: nf.Matcher.builtin(),
+      builtin: nf.Matcher.builtin({ minConfidence: 0.5 }),
       builtinAll: nf.Matcher.builtin({ minConfidence: 0 }),
+      builtinDefault: nf.Matcher.builtin(),
       responseA: nf.Matcher.fromResponse(await bodyOf('A: all patterns')),
       responseB: nf.Matcher.fromResponse(await bodyOf('B: all patterns')),
       custom: nf.Matcher.builtin().withPatterns(fixtures.matcherPatterns),
@@ -180,6 +181,14 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
       });
     });
   }
+
+  test('Matcher.builtin() holds the core's default set, the one the service lists by default', async () => {
+    const built = await matchers();
+    const names = Object.keys(oracle.patterns);
+    deepEqual(names.sort(), ['builtin', 'builtinAll', 'builtinDefault']);
+    for (const name of names) deepEqual(built[name].patterns, oracle.patterns[name], `${name}'s patterns`);
+    ok(oracle.patterns.builtinDefault.length < oracle.patterns.builtinAll.length, 'the default leaves some out');
+  });
 
   test('the built-in matcher catches most of the labelled noise and little of the real errors', async () => {
     const { builtin } = await matchers();

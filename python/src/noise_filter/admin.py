@@ -4,6 +4,10 @@ The core's admin functions are pure (current bytes in, new bytes out); these
 helpers read the current record, ask the core, and write with one
 compare-and-swap against what they read, retrying when another writer got
 there first. A refusal raises :class:`noise_filter.Refusal` and writes nothing.
+
+Where a record lives, what to list to find one, a key's hash, how many random
+bytes a key takes and every refusal's text are the core's answers: nothing
+here reads a key's bytes or names a label.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from ._types import AdminStore, RecordKey, Refusal, StoreFailure
 from .endpoint import now_millis
 
 T = TypeVar("T")
-RANDOM_BYTES = 24
 _RETRIES = 8
 
 
@@ -108,6 +111,7 @@ class Admin:
                 raise TypeError(f"the store has no {method}() method")
         self.store = store
         self._core = core or Core()
+        self._random_bytes: Optional[int] = None
 
     def _call(self, name: str, *args: Any) -> Any:
         return result(self._core.call("admin", name, *args))
@@ -120,41 +124,51 @@ class Admin:
                 return outcome
         raise StoreFailure(f"{place.key} kept changing under {_RETRIES} attempts; nothing written")
 
+    def random_bytes(self) -> int:
+        """How many random bytes a new key takes: the core's count."""
+        if self._random_bytes is None:
+            self._random_bytes = int(self._core.call("admin", "key-random-bytes"))
+        return self._random_bytes
+
     def create_key(self, account: str, label: str = "", *, now: Optional[int] = None,
                    random: Optional[bytes] = None) -> CreatedKey:
-        """A new key for ``account`` from 24 bytes of ``secrets.token_bytes``
-        (or ``random``, for tests)."""
-        random = secrets.token_bytes(RANDOM_BYTES) if random is None else bytes(random)
-        new = self._call("create-key", random, account, label, now_millis() if now is None else now)
+        """A new key for ``account`` from :meth:`random_bytes` bytes of
+        ``secrets.token_bytes`` (or ``random``, for tests)."""
+        if random is None:
+            random = secrets.token_bytes(self.random_bytes())
+        new = self._call("create-key", bytes(random), account, label,
+                         now_millis() if now is None else now)
         place = _rk(new.write.place)
         if not self.store.compare_and_swap(place, None, bytes(new.write.value)):
-            raise Refusal("a key with this hash already exists (the random source repeated "
-                          "itself); nothing written")
+            raise Refusal(new.exists)
         return CreatedKey(key=new.key, hash=new.hash, account=account)
+
+    def _find(self, hash_prefix: str) -> Any:
+        search = self._call("key-search", hash_prefix)
+        listed = self.store.keys(search.label, search.prefix)
+        return self._call("find-key", search.prefix, listed)
 
     def find_key(self, hash_prefix: str) -> RecordKey:
         """The one key whose hash starts with ``hash_prefix`` (≥ 6 hex digits)."""
-        search = self._call("key-search", hash_prefix)
-        return _rk(self._call("find-key", search, self.store.keys("default", search)))
+        return _rk(self._find(hash_prefix).place)
 
     def revoke_key(self, hash_prefix: str, *, now: Optional[int] = None) -> Revoked:
         """Revokes the key whose hash starts with ``hash_prefix``."""
-        place = self.find_key(hash_prefix)
+        found = self._find(hash_prefix)
         at = now_millis() if now is None else now
 
         def change(current: Optional[bytes]) -> Tuple[bytes, Revoked]:
             r = self._call("revoke-key", current, at)
-            return bytes(r.value), Revoked(hash=place.key.split("/", 1)[1], account=r.account,
-                                           already=r.already)
+            return bytes(r.value), Revoked(hash=found.hash, account=r.account, already=r.already)
 
-        return self._update(place, change)
+        return self._update(_rk(found.place), change)
 
     def list_keys(self, account: Optional[str] = None) -> List[KeyInfo]:
         """Every key (of ``account``), by creation time then hash."""
-        prefix = self._call("key-search", "0" * 6)[: len("key/")]
+        listing = self._call("key-listing")
         records = []
-        for key in self.store.keys("default", prefix):
-            value = self.store.get(RecordKey("api-key", "default", key))
+        for key in self.store.keys(listing.label, listing.prefix):
+            value = self.store.get(RecordKey(kind=listing.kind, label=listing.label, key=key))
             if value is not None:
                 records.append((key, value))
         listed = self._call("list-keys", records, account)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable, Optional, Tuple, Union
+from typing import Dict, Iterable, Optional, Tuple, Union
 
 from ._component import Core, record, shared_core
 from ._types import Response, Store
@@ -16,12 +16,13 @@ def now_millis() -> int:
     return time.time_ns() // 1_000_000
 
 
-def rate_counter_ttl_ms() -> int:
-    """How long a store that can expire keys keeps a ``rate`` record after
-    its last write, in milliseconds: the core's figure (three rate windows).
-    :class:`RedisStore` asks once, when it is made, and gives every counter
-    it writes this lifetime."""
-    return int(shared_core().call("endpoint", "rate-counter-ttl-ms"))
+def record_lifetimes() -> Dict[str, int]:
+    """How long a store that can expire records keeps a record of each kind
+    after its last write, in milliseconds, by kind (``rate-counter``: three
+    rate windows); a kind not listed is kept until deleted. The core's
+    figures: :class:`RedisStore` asks once, when it is made, and gives every
+    record it writes its kind's lifetime."""
+    return {kind: int(ms) for kind, ms in shared_core().call("endpoint", "record-lifetimes")}
 
 
 class Endpoint:

@@ -30,10 +30,14 @@ class Matcher:
     # -- building ---------------------------------------------------------
 
     @classmethod
-    def builtin(cls, min_confidence: float = 0.0, *, core: Optional[Core] = None) -> "Matcher":
-        """The built-in catalog's patterns with confidence ≥ ``min_confidence``."""
+    def builtin(cls, min_confidence: Optional[float] = None, *,
+                core: Optional[Core] = None) -> "Matcher":
+        """The built-in catalog's patterns with confidence ≥ ``min_confidence``;
+        by default the core's default threshold (0.5), so the matcher holds
+        the built-in patterns the endpoint lists by default, as in JavaScript."""
         core = core or shared_core()
-        handle = core.call("matching", "[static]matcher.builtin", float(min_confidence))
+        threshold = None if min_confidence is None else float(min_confidence)
+        handle = core.call("matching", "[static]matcher.builtin", threshold)
         return cls(handle, core)
 
     @classmethod

@@ -1,29 +1,29 @@
-"""Two stores: in memory, and Redis in the Rust host's layout."""
+"""Two stores: in memory, and Redis in the Rust host's layout.
+
+Neither looks inside a key or a value: records are kept under the keys the
+core names, counters as the integers ``INCRBY`` keeps, and a record's
+lifetime (Redis) is the one the core gives its kind.
+"""
 
 from __future__ import annotations
 
 import threading
+from importlib import resources
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._types import RecordKey, StoreFailure
-from .endpoint import rate_counter_ttl_ms
-
-
-def _counter(value: Optional[bytes]) -> int:
-    """A stored counter as the core reads it: ASCII decimal (what this
-    module and Redis's INCRBY write) or 8 bytes little-endian (Spin's)."""
-    if value is None:
-        return 0
-    if value and all(48 <= b <= 57 or (i == 0 and b == 45) for i, b in enumerate(value)):
-        return int(value)
-    if len(value) == 8:
-        return int.from_bytes(value, "little", signed=True)
-    raise StoreFailure("the stored value is not a counter")
+from .endpoint import record_lifetimes
 
 
 class MemoryStore:
     """Both labels in one dict, keyed by (label, key). For tests, examples and
-    single-process deployments; counters are ASCII decimal, as in Redis."""
+    single-process deployments.
+
+    A counter is kept as Redis's ``INCRBY`` keeps it, an integer in ASCII
+    decimal, which the core reads: :meth:`increment` adds to the integer it
+    wrote, and fails on a value that is not one, as ``INCRBY`` does. No other
+    counter form is read here: the core owns the counter's bytes.
+    """
 
     def __init__(self) -> None:
         self.entries: Dict[Tuple[str, str], bytes] = {}
@@ -42,7 +42,11 @@ class MemoryStore:
     def increment(self, record: RecordKey, delta: int) -> int:
         self._check()
         with self._lock:
-            new = _counter(self.entries.get((record.label, record.key))) + delta
+            current = self.entries.get((record.label, record.key), b"0")
+            try:
+                new = int(current) + delta
+            except ValueError:
+                raise StoreFailure("the stored value is not an integer") from None
             if not -(2**63) <= new < 2**63:
                 raise StoreFailure("the counter would overflow")
             self.entries[(record.label, record.key)] = str(new).encode()
@@ -69,17 +73,9 @@ class MemoryStore:
             return True
 
 
-# The Rust host's compare-and-swap (host/src/kv.rs), so both swap alike.
-_CAS_SCRIPT = """
-local current = redis.call('GET', KEYS[1])
-if ARGV[1] == '1' then
-  if current ~= ARGV[2] then return 0 end
-elseif current then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[3])
-return 1
-"""
+#: The compare-and-swap script, shipped in this package: the file the Rust
+#: host includes (host/src/store/redis.rs), so both swap alike.
+CAS_SCRIPT_FILE = "redis_compare_and_swap.lua"
 
 
 def _glob_escape(s: str) -> str:
@@ -87,19 +83,21 @@ def _glob_escape(s: str) -> str:
 
 
 class RedisStore:
-    """Redis in the Rust host's layout (``host/src/kv.rs``): both labels in
-    one keyspace, keys exactly as the core names them (``key/<sha256>``,
-    ``account/<a>/patterns``, ``rate/<sha256>/<window>``), counters kept by
-    ``INCRBY`` as ASCII decimal. A Python process and the host can serve
-    from one Redis: the same keys, the same counts, the same limit.
+    """Redis in the Rust host's layout (``host/src/store/redis.rs``): both
+    labels in one keyspace, keys exactly as the core names them
+    (``key/<sha256>``, ``account/<a>/patterns``, ``rate/<sha256>/<window>``),
+    counters kept by ``INCRBY`` as ASCII decimal. A Python process and the
+    host can serve from one Redis: the same keys, the same counts, the same
+    limit.
 
     ``client`` is a ``redis.Redis`` (bytes responses: leave
     ``decode_responses`` off), or give ``url``.
 
-    Every ``rate`` record written gets the core's counter lifetime
-    (:func:`noise_filter.endpoint.rate_counter_ttl_ms`, three windows) in the
-    same ``MULTI`` as its ``INCRBY``, as the host does: a counter the core's
-    own cleanup could not delete does not stay.
+    Every record written gets its kind's lifetime, as the core gives it
+    (:func:`noise_filter.endpoint.record_lifetimes`: rate counters, three
+    windows; the other kinds none), in the same ``MULTI`` as its ``INCRBY``,
+    as the host does: a counter the core's own cleanup could not delete does
+    not stay.
     """
 
     def __init__(self, client: Any = None, *, url: Optional[str] = None) -> None:
@@ -109,21 +107,23 @@ class RedisStore:
             client = redis.Redis.from_url(url or "redis://127.0.0.1:6379/0",
                                           socket_timeout=2, socket_connect_timeout=2)
         self.client = client
-        self._cas = client.register_script(_CAS_SCRIPT)
+        script = resources.files("noise_filter").joinpath(CAS_SCRIPT_FILE).read_text()
+        self._cas = client.register_script(script)
         # Asked of the core here, not inside a store call (which runs while
         # the component that made it is in the middle of a request).
-        self._rate_ttl_ms = rate_counter_ttl_ms()
+        self._lifetimes = record_lifetimes()
 
     def get(self, record: RecordKey) -> Optional[bytes]:
         value = self.client.get(record.key)
         return None if value is None else bytes(value)
 
     def increment(self, record: RecordKey, delta: int) -> int:
-        if record.label != "rate":
+        lifetime = self._lifetimes.get(record.kind)
+        if lifetime is None:
             return int(self.client.incrby(record.key, delta))
         pipe = self.client.pipeline(transaction=True)
         pipe.incrby(record.key, delta)
-        pipe.pexpire(record.key, self._rate_ttl_ms)
+        pipe.pexpire(record.key, lifetime)
         value, _ = pipe.execute()
         return int(value)
 
@@ -131,7 +131,7 @@ class RedisStore:
         self.client.delete(record.key)
 
     def set(self, record: RecordKey, value: bytes) -> None:
-        self.client.set(record.key, value)
+        self.client.set(record.key, value, px=self._lifetimes.get(record.kind))
 
     def keys(self, label: str, prefix: str) -> List[str]:
         found = set()
