@@ -47,8 +47,9 @@ export class MemoryStore {
   }
 }
 
+/** As many random bytes as a key takes (the core's count). */
 function randomBytes() {
-  return globalThis.crypto.getRandomValues(new Uint8Array(24));
+  return globalThis.crypto.getRandomValues(new Uint8Array(wasm.keyRandomBytes()));
 }
 
 /** Creates an API key for `account`; stores its record; returns the key. */

@@ -73,7 +73,7 @@ export interface CreateKeyOptions {
   label?: string;
   /** Creation time, Unix milliseconds; default now. */
   now?: number;
-  /** 24 random bytes; default `crypto.getRandomValues`. */
+  /** The key's random bytes, as many as the core takes (24); default `crypto.getRandomValues`. */
   random?: Uint8Array;
 }
 
@@ -192,7 +192,12 @@ export interface Verdict {
 /** A compiled pattern set; the same matcher as the service's core. */
 export class Matcher {
   private constructor();
-  /** The built-in catalog at or above `minConfidence` (default 0.5, the service's default). */
+  /**
+   * The built-in catalog at or above `minConfidence`; without it, the core's
+   * default (0.5): the built-in patterns the service lists by default, the
+   * same set as `Matcher.builtin()` in Python and `Matcher::builtin_default`
+   * in Rust.
+   */
   static builtin(options?: { minConfidence?: number }): Matcher;
   /** The patterns of a Variant A or B response body from any deployment: text, bytes or parsed JSON. */
   static fromResponse(body: string | Uint8Array | ArrayBuffer | { patterns: readonly PatternInput[] }): Matcher;

@@ -4,14 +4,13 @@
 // wasms export the same matcher. Reads errors into events, writes an event's
 // texts into the wasm matcher's buffer, and turns its flat answers into
 // verdicts. Pattern lists go to wasm described, not judged (`describe`): the
-// core reads them, and every decision and refusal is the core's.
+// core reads them, and every decision and refusal is the core's. The wire's
+// codes (which text a match is of, the kinds of a described value, "the
+// texts must cross apart") are the binding's enums, read from the glue: no
+// number of wasm/src/lib.rs is copied here.
 
 const encoder = new TextEncoder();
-const FIELDS = ['message', 'userAgent'];
-const FRAME = 2;
 const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
-/** What `classify` answers when the frames must cross one by one. */
-const APART = 0xffffffff;
 
 /**
  * The `Matcher` class of an entry, over `glue` (its wasm-bindgen module):
@@ -26,8 +25,12 @@ export function matcherClass(glue) {
       super(raw, glue);
     }
 
-    /** The built-in catalog at or above `minConfidence` (default 0.5, as the service). */
-    static builtin({ minConfidence = 0.5 } = {}) {
+    /**
+     * The built-in catalog at or above `minConfidence`; without it, the
+     * core's default threshold (0.5): the built-in patterns the service
+     * lists by default, as `Matcher.builtin()` holds in every language.
+     */
+    static builtin({ minConfidence } = {}) {
       return new Matcher(glue.Matcher.builtin(minConfidence));
     }
 
@@ -37,14 +40,15 @@ export function matcherClass(glue) {
       try {
         parsed = JSON.parse(responseText(body));
       } catch (error) {
-        return new Matcher(glue.Matcher.fromResponse(Uint8Array.of(NOT_JSON), [String(error.message)], new Float64Array()));
+        const notJson = Uint8Array.of(glue.ValueKind.NotJson);
+        return new Matcher(glue.Matcher.fromResponse(notJson, [String(error.message)], new Float64Array()));
       }
-      return new Matcher(glue.Matcher.fromResponse(...describe(parsed, true)));
+      return new Matcher(glue.Matcher.fromResponse(...describe(glue.ValueKind, parsed, true)));
     }
 
     /** Patterns given as `{id, pattern, type?, category?, confidence?}` (any iterable). */
     static fromPatterns(patterns) {
-      return new Matcher(glue.Matcher.fromPatterns(...describe(patterns, false)));
+      return new Matcher(glue.Matcher.fromPatterns(...describe(glue.ValueKind, patterns, false)));
     }
   };
 }
@@ -54,6 +58,11 @@ class Classifier {
   #raw;
   #memory;
   #table;
+  /** The glue's enums: `TextCode`, `ValueKind`, `TextLength.Absent`, `Classified.TextsApart`. */
+  #codes;
+  #kinds;
+  #absent;
+  #apart;
   /** The wasm-side input buffer: address, capacity, a view of it. */
   #input = 0;
   #capacity = 0;
@@ -64,11 +73,15 @@ class Classifier {
     if (!(raw instanceof glue.Matcher)) throw new TypeError('use Matcher.builtin, fromResponse or fromPatterns');
     this.#raw = raw;
     this.#memory = () => glue.wasmMemory();
+    this.#codes = glue.TextCode;
+    this.#kinds = glue.ValueKind;
+    this.#absent = glue.TextLength.Absent;
+    this.#apart = glue.Classified.TextsApart;
   }
 
   /** A new matcher with these patterns added after this one's. */
   withPatterns(patterns) {
-    return new this.constructor(this.#raw.withPatterns(...describe(patterns, false)));
+    return new this.constructor(this.#raw.withPatterns(...describe(this.#kinds, patterns, false)));
   }
 
   /** The patterns, in order. */
@@ -78,7 +91,7 @@ class Classifier {
     return raw.ids().map((id, i) => ({
       id,
       pattern: texts[i],
-      type: kinds[i] === 1 ? 'regex' : 'string',
+      type: kinds[i],
       category: categories[i],
       confidence: confidences[i],
     }));
@@ -89,14 +102,15 @@ class Classifier {
     if (this.#run(input) === 0) return CLEAN;
     const flat = this.#raw.matches();
     const table = (this.#table ??= this.patterns);
+    const { Message, Frame } = this.#codes;
     const matches = [];
     for (let i = 0; i < flat.length; i += 2) {
       const { id, category, confidence } = table[flat[i]];
       const code = flat[i + 1];
       matches.push(
-        code < FRAME
-          ? { id, category, confidence, field: FIELDS[code] }
-          : { id, category, confidence, field: 'frame', index: code - FRAME },
+        code < Frame
+          ? { id, category, confidence, field: code === Message ? 'message' : 'userAgent' }
+          : { id, category, confidence, field: 'frame', index: code - Frame },
       );
     }
     return { noise: true, matches };
@@ -148,53 +162,53 @@ class Classifier {
     const joined = count === 0 ? undefined : count === 1 ? String(frames[0] ?? '') : frames.join('\n');
     const text = (type ?? '') + (message ?? '') + (joined ?? '') + (userAgent ?? '');
     const written = encoder.encodeInto(text, this.#buffer(text.length * 3)).written;
-    const typeLength = type === undefined ? -1 : type.length;
-    const messageLength = message === undefined ? -1 : message.length;
-    const framesLength = joined === undefined ? -1 : joined.length;
+    const absent = this.#absent;
+    const typeLength = type === undefined ? absent : type.length;
+    const messageLength = message === undefined ? absent : message.length;
+    const framesLength = joined === undefined ? absent : joined.length;
     const found = any
       ? this.#raw.isNoiseInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined)
       : this.#raw.classifyInput(written, typeLength, messageLength, framesLength, count, userAgent !== undefined);
-    if (found !== APART) return found;
+    if (found !== this.#apart) return found;
     return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
   }
 }
 
-// Kinds of value, as the binding reads them back (wasm/src/lib.rs).
-const [ABSENT, NULL, BOOL, NUMBER, STRING, LIST, OBJECT, NOT_JSON, OTHER] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
 const PATTERN_FIELDS = ['id', 'pattern', 'type', 'category', 'confidence'];
 
 /**
  * A pattern list (with `response`, a body `{patterns}`) as the binding takes
- * it: each value's kind in reading order (the body, the list, each item and
- * an object item's fields), its strings and numbers apart. Type conversion
- * only: the core reads it and words every refusal.
+ * it: each value's kind (`K`: the glue's `ValueKind`) in reading order (the
+ * body, the list, each item and an object item's fields), its strings and
+ * numbers apart. Type conversion only: the core reads it and words every
+ * refusal.
  */
-function describe(value, response) {
+function describe(K, value, response) {
   const kinds = [];
   const texts = [];
   const numbers = [];
   const put = (v) => {
-    let kind = OTHER;
+    let kind = K.Other;
     const type = typeof v;
     if (type === 'string') {
-      kind = STRING;
+      kind = K.String;
       texts.push(v);
     } else if (type === 'number') {
-      kind = NUMBER;
+      kind = K.Number;
       numbers.push(v);
-    } else if (type === 'undefined') kind = ABSENT;
-    else if (type === 'boolean') kind = BOOL;
-    else if (v === null) kind = NULL;
+    } else if (type === 'undefined') kind = K.Absent;
+    else if (type === 'boolean') kind = K.Bool;
+    else if (v === null) kind = K.Null;
     else if (type === 'object' || type === 'function') {
-      kind = Array.isArray(v) || typeof v[Symbol.iterator] === 'function' ? LIST : OBJECT;
+      kind = Array.isArray(v) || typeof v[Symbol.iterator] === 'function' ? K.List : K.Object;
     }
     kinds.push(kind);
     return kind;
   };
-  if (!response || put(value) === OBJECT) {
+  if (!response || put(value) === K.Object) {
     const list = response ? value.patterns : value;
-    if (put(list) === LIST) {
-      for (const item of list) if (put(item) === OBJECT) for (const name of PATTERN_FIELDS) put(item[name]);
+    if (put(list) === K.List) {
+      for (const item of list) if (put(item) === K.Object) for (const name of PATTERN_FIELDS) put(item[name]);
     }
   }
   return [new Uint8Array(kinds), texts, new Float64Array(numbers)];

@@ -4,8 +4,8 @@
 //! the same in both (`lib.rs`).
 
 use noise_filter_core::{
-    ApiKey, MatcherPattern, NewPattern, RecordKey, RecordKind, Request, Response, Step, StoreError,
-    UnixMillis, admin, handle,
+    ApiKey, KEY_RANDOM_BYTES, MatcherPattern, NewPattern, RecordKey, RecordKind, Request, Response,
+    Step, StoreError, UnixMillis, admin, handle,
 };
 use wasm_bindgen::prelude::*;
 
@@ -207,7 +207,14 @@ fn millis(now: f64) -> UnixMillis {
     UnixMillis(now as u64)
 }
 
-/// Makes a new API key from 24 random bytes the caller took from a CSPRNG.
+/// How many random bytes [`new_key`] takes (the core's count: 24).
+#[wasm_bindgen(js_name = keyRandomBytes)]
+pub fn key_random_bytes() -> u32 {
+    KEY_RANDOM_BYTES as u32
+}
+
+/// Makes a new API key from [`key_random_bytes`] random bytes the caller
+/// took from a CSPRNG.
 /// Returns `[key, storeKey, record]`: the key to show once, and the record
 /// (JSON) to store under `storeKey` in the `keys` store.
 #[wasm_bindgen(js_name = newKey)]

@@ -20,13 +20,16 @@
 //!   records the core reads, with the core's own types and validation.
 //! - [`JsMatcher`]: the core's [`Matcher`], the same exports in both wasms.
 //!   A verdict crosses the boundary as a flat `Uint32Array` (pattern index,
-//!   text code) so that classifying an event costs a few strings in and a
+//!   [`TextCode`]) so that classifying an event costs a few strings in and a
 //!   few integers out. Pattern lists cross as JavaScript describes the
-//!   user's values (kinds, strings, numbers); the core reads them
+//!   user's values ([`ValueKind`]s, strings, numbers); the core reads them
 //!   ([`noise_filter_core::pattern_list`]) and words every refusal.
+//! - The wire's codes as wasm-bindgen enums ([`TextCode`], [`TextLength`],
+//!   [`ValueKind`], [`Classified`]): JavaScript reads them from the glue, so
+//!   no number of this file is copied into `npm/src/matching.js`.
 
 use noise_filter_core::pattern_list::{self, Json, Value};
-use noise_filter_core::{Field, Kind, Matcher, MatcherPattern, Verdict};
+use noise_filter_core::{Field, Matcher, MatcherPattern, Verdict};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
@@ -61,25 +64,55 @@ pub struct JsMatcher {
     input: Vec<u8>,
 }
 
-/// Text codes in a verdict: the message, the user agent, then frame `i` as
-/// `FRAME + i`.
-const MESSAGE: u32 = 0;
-const USER_AGENT: u32 = 1;
-const FRAME: u32 = 2;
+/// Which text of the event a match in a verdict is of ([`JsMatcher::matches`]):
+/// the message, the user agent, or frame `i` as `Frame + i`.
+#[wasm_bindgen]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextCode {
+    /// The message (`Type: value`).
+    Message = 0,
+    /// The user agent.
+    UserAgent = 1,
+    /// The first frame; frame `i` is `Frame + i`.
+    Frame = 2,
+}
+
+/// The length JavaScript gives [`JsMatcher::classify`] for a text the event
+/// does not have (an empty text is there, of length 0).
+#[wasm_bindgen]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextLength {
+    /// No such text.
+    Absent = -1,
+}
+
+/// What [`JsMatcher::classify`] and its siblings answer besides a count.
+#[wasm_bindgen]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)] // u32::MAX: no count of matches can be it
+pub enum Classified {
+    /// The texts must cross apart (a frame holds a `\n`, or the buffer was
+    /// not written by `encodeInto`): call `classifyFrames`.
+    TextsApart = 4_294_967_295,
+}
 
 #[wasm_bindgen(js_class = Matcher)]
 impl JsMatcher {
-    /// The built-in catalog at or above `min_confidence`.
-    pub fn builtin(min_confidence: f64) -> JsMatcher {
-        JsMatcher::wrap(Matcher::builtin(min_confidence))
+    /// The built-in catalog at or above `min_confidence`; `undefined`: the
+    /// core's default threshold, so the matcher holds the built-in patterns
+    /// the endpoint lists by default ([`Matcher::builtin_default`]).
+    pub fn builtin(min_confidence: Option<f64>) -> JsMatcher {
+        JsMatcher::wrap(min_confidence.map_or_else(Matcher::builtin_default, Matcher::builtin))
     }
 
     /// Classifies an event given as its texts concatenated: the exception
     /// type, the message, the `frame_count` frame URLs joined by `\n`, the
     /// user agent. Each length is in UTF-16 code units (JavaScript's
-    /// `length`), −1 for an absent text; the user agent is the rest. Returns
-    /// the number of matches, or `u32::MAX` when the frames do not split
-    /// into `frame_count` (one holds a `\n`: use `classifyFrames`).
+    /// `length`), [`TextLength::Absent`] for an absent text; the user agent
+    /// is the rest. Returns
+    /// the number of matches, or [`Classified::TextsApart`] when the frames
+    /// do not split into `frame_count` (one holds a `\n`: use
+    /// `classifyFrames`).
     pub fn classify(
         &mut self,
         texts: &str,
@@ -95,7 +128,7 @@ impl JsMatcher {
             frame_count,
             has_user_agent,
         ) else {
-            return u32::MAX;
+            return Classified::TextsApart as u32;
         };
         self.verdict(
             event.exception_type,
@@ -140,7 +173,7 @@ impl JsMatcher {
                 has_user_agent,
             ),
             // Not written by encodeInto: let the caller pass the texts apart.
-            _ => u32::MAX,
+            _ => Classified::TextsApart as u32,
         };
         self.input = input;
         found
@@ -148,8 +181,8 @@ impl JsMatcher {
 
     /// Whether the event written into the input buffer (as for
     /// [`JsMatcher::classify_input`]) is noise: 1 or 0, stopping at the
-    /// first match and keeping no verdict; `u32::MAX` when the texts must
-    /// cross apart.
+    /// first match and keeping no verdict; [`Classified::TextsApart`] when
+    /// the texts must cross apart.
     #[wasm_bindgen(js_name = isNoiseInput)]
     pub fn is_noise_input(
         &self,
@@ -161,7 +194,7 @@ impl JsMatcher {
         has_user_agent: bool,
     ) -> u32 {
         let Some(Ok(texts)) = self.input.get(..len as usize).map(std::str::from_utf8) else {
-            return u32::MAX;
+            return Classified::TextsApart as u32;
         };
         let Some(event) = EventTexts::split(
             texts,
@@ -169,7 +202,7 @@ impl JsMatcher {
             frame_count,
             has_user_agent,
         ) else {
-            return u32::MAX;
+            return Classified::TextsApart as u32;
         };
         u32::from(self.inner.is_noise_texts(
             event.exception_type,
@@ -199,8 +232,8 @@ impl JsMatcher {
         (self.last.len() / 2) as u32
     }
 
-    /// The matches of the last classification, flat: pattern index, text
-    /// code (0 message, 1 user agent, 2 + i frame i), in the core's order.
+    /// The matches of the last classification, flat: pattern index,
+    /// [`TextCode`] (frame `i`: `Frame + i`), in the core's order.
     pub fn matches(&self) -> Vec<u32> {
         self.last.clone()
     }
@@ -213,7 +246,8 @@ impl JsMatcher {
 #[wasm_bindgen(js_class = Matcher)]
 impl JsMatcher {
     /// The patterns of a Variant A or B response body, as JavaScript parsed
-    /// and described it (`NOT_JSON` and the parser's message when it is not JSON).
+    /// and described it ([`ValueKind::NotJson`] and the parser's message
+    /// when it is not JSON).
     #[wasm_bindgen(js_name = fromResponse)]
     pub fn from_response(
         kinds: &[u8],
@@ -221,7 +255,7 @@ impl JsMatcher {
         numbers: &[f64],
     ) -> Result<JsMatcher, JsError> {
         let mut wire = Wire::new(kinds, texts, numbers);
-        if kinds.first() == Some(&NOT_JSON) {
+        if kinds.first() == Some(&(ValueKind::NotJson as u8)) {
             let message = wire.texts.next().unwrap_or_default();
             return Err(error(pattern_list::not_json(message)));
         }
@@ -264,9 +298,10 @@ impl JsMatcher {
         self.column(|p| p.pattern.clone())
     }
 
-    /// The patterns' kinds, in order: 1 regex, 0 substring.
-    pub fn kinds(&self) -> Vec<u8> {
-        self.column(|p| u8::from(p.kind == Kind::Regex))
+    /// The patterns' kinds, in order, as Variant A's `type` spells them
+    /// (`string`, `regex`).
+    pub fn kinds(&self) -> Vec<String> {
+        self.column(|p| p.kind.name().to_owned())
     }
 
     /// The patterns' categories, in order.
@@ -280,22 +315,57 @@ impl JsMatcher {
     }
 }
 
-/// Kinds of value, as `describe` in `npm/src/matching.js` writes them.
-const ABSENT: u8 = 0;
-const NULL: u8 = 1;
-const BOOL: u8 = 2;
-const NUMBER: u8 = 3;
-const STRING: u8 = 4;
-const LIST: u8 = 5;
-const OBJECT: u8 = 6;
-/// First and only kind of a response body that is not JSON (the text: why).
-const NOT_JSON: u8 = 7;
+/// Kinds of value, as `describe` in `npm/src/matching.js` writes them (one
+/// byte each, in reading order).
+#[wasm_bindgen]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// `undefined`: the field is absent.
+    Absent = 0,
+    /// `null`.
+    Null = 1,
+    /// A boolean.
+    Bool = 2,
+    /// A number (in the numbers).
+    Number = 3,
+    /// A string (in the texts).
+    String = 4,
+    /// An array or another iterable: its items follow.
+    List = 5,
+    /// Any other object: its fields follow (a list item's, or a body's
+    /// `patterns`).
+    Object = 6,
+    /// First and only kind of a response body that is not JSON (the text:
+    /// why).
+    NotJson = 7,
+    /// Anything else (a symbol, a bigint).
+    Other = 8,
+}
+
+impl ValueKind {
+    fn of(byte: u8) -> ValueKind {
+        [
+            ValueKind::Absent,
+            ValueKind::Null,
+            ValueKind::Bool,
+            ValueKind::Number,
+            ValueKind::String,
+            ValueKind::List,
+            ValueKind::Object,
+            ValueKind::NotJson,
+        ]
+        .into_iter()
+        .find(|k| *k as u8 == byte)
+        .unwrap_or(ValueKind::Other)
+    }
+}
+
 /// The fields JavaScript describes of each object in a list, in this order.
 const FIELDS: &[&str] = &["id", "pattern", "type", "category", "confidence"];
 
 /// A value as JavaScript described it; an object has the fields `names`.
 struct Node {
-    kind: u8,
+    kind: ValueKind,
     text: String,
     number: f64,
     /// A list's items, or an object's fields.
@@ -303,10 +373,10 @@ struct Node {
     names: &'static [&'static str],
 }
 
-static ABSENT_NODE: Node = Node::leaf(ABSENT);
+static ABSENT_NODE: Node = Node::leaf(ValueKind::Absent);
 
 impl Node {
-    const fn leaf(kind: u8) -> Node {
+    const fn leaf(kind: ValueKind) -> Node {
         Node {
             kind,
             text: String::new(),
@@ -320,14 +390,14 @@ impl Node {
 impl<'a> Json for &'a Node {
     fn value(&self) -> Value<&'a Node> {
         match self.kind {
-            ABSENT => Value::Absent,
-            NULL => Value::Null,
-            BOOL => Value::Bool,
-            NUMBER => Value::Number(self.number),
-            STRING => Value::String(self.text.clone()),
-            LIST => Value::List(self.items.iter().collect()),
-            OBJECT => Value::Object,
-            _ => Value::Other,
+            ValueKind::Absent => Value::Absent,
+            ValueKind::Null => Value::Null,
+            ValueKind::Bool => Value::Bool,
+            ValueKind::Number => Value::Number(self.number),
+            ValueKind::String => Value::String(self.text.clone()),
+            ValueKind::List => Value::List(self.items.iter().collect()),
+            ValueKind::Object => Value::Object,
+            ValueKind::NotJson | ValueKind::Other => Value::Other,
         }
     }
 
@@ -355,10 +425,16 @@ impl<'a> Wire<'a> {
 
     /// One value, without its items or fields.
     fn node(&mut self) -> Node {
-        let mut node = Node::leaf(self.kinds.next().copied().unwrap_or(ABSENT));
+        let kind = self
+            .kinds
+            .next()
+            .map_or(ValueKind::Absent, |&k| ValueKind::of(k));
+        let mut node = Node::leaf(kind);
         match node.kind {
-            STRING => node.text = self.texts.next().unwrap_or_default(),
-            NUMBER => node.number = self.numbers.next().copied().unwrap_or_default(),
+            ValueKind::String => node.text = self.texts.next().unwrap_or_default(),
+            ValueKind::Number => {
+                node.number = self.numbers.next().copied().unwrap_or_default();
+            }
             _ => {}
         }
         node
@@ -368,9 +444,9 @@ impl<'a> Wire<'a> {
     /// [`FIELDS`]; the list is last, so its items are the rest.
     fn list(&mut self) -> Node {
         let mut list = self.node();
-        while list.kind == LIST && self.kinds.len() > 0 {
+        while list.kind == ValueKind::List && self.kinds.len() > 0 {
             let mut item = self.node();
-            if item.kind == OBJECT {
+            if item.kind == ValueKind::Object {
                 item.items = FIELDS.iter().map(|_| self.node()).collect();
                 item.names = FIELDS;
             }
@@ -382,7 +458,7 @@ impl<'a> Wire<'a> {
     /// A response body: the body, then (of an object) its `patterns` list.
     fn body(&mut self) -> Node {
         let mut body = self.node();
-        if body.kind == OBJECT {
+        if body.kind == ValueKind::Object {
             body.items = vec![self.list()];
             body.names = &["patterns"];
         }
@@ -425,8 +501,6 @@ impl JsMatcher {
     }
 }
 
-/// Cuts `text` into the texts of `lengths` (UTF-16 code units; −1: absent,
-/// taking nothing) and the rest.
 /// An event's texts as JavaScript concatenated them (see
 /// [`JsMatcher::classify`]), borrowed from the buffer.
 struct EventTexts<'a> {
@@ -463,6 +537,9 @@ impl<'a> EventTexts<'a> {
     }
 }
 
+/// Cuts `text` into the texts of `lengths` (UTF-16 code units;
+/// [`TextLength::Absent`], or any negative: absent, taking nothing) and the
+/// rest.
 fn split_utf16(text: &str, lengths: [i32; 3]) -> [Option<&str>; 4] {
     let ascii = text.is_ascii();
     let mut out = [None; 4];
@@ -495,9 +572,9 @@ fn split_utf16(text: &str, lengths: [i32; 3]) -> [Option<&str>; 4] {
 /// A verdict as `[pattern index, text code, …]`.
 fn encode(verdict: &Verdict<'_>) -> Vec<u32> {
     let code = |field| match field {
-        Field::Message => MESSAGE,
-        Field::UserAgent => USER_AGENT,
-        Field::Frame(i) => FRAME + i as u32,
+        Field::Message => TextCode::Message as u32,
+        Field::UserAgent => TextCode::UserAgent as u32,
+        Field::Frame(i) => TextCode::Frame as u32 + i as u32,
     };
     verdict
         .matches

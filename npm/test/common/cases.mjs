@@ -182,7 +182,7 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
     });
   }
 
-  test('Matcher.builtin() holds the core's default set, the one the service lists by default', async () => {
+  test('Matcher.builtin() holds the default set of the core, the one the service lists by default', async () => {
     const built = await matchers();
     const names = Object.keys(oracle.patterns);
     deepEqual(names.sort(), ['builtin', 'builtinAll', 'builtinDefault']);
