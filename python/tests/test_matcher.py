@@ -92,3 +92,16 @@ def test_a_closed_matcher_says_so() -> None:
 def test_non_ascii_texts_cross_intact() -> None:
     m = Matcher.from_patterns([{"id": "fr", "pattern": "échec de chargement"}])
     assert m.is_noise({"message": "ÉCHEC DE CHARGEMENT du module"})
+
+
+def test_a_matcher_collected_in_a_reference_cycle_is_freed_and_the_next_call_works() -> None:
+    """A traceback holding a frame that holds a matcher is such a cycle
+    (sentry-sdk keeps them); the collector finalises its objects in any order."""
+    import gc
+
+    for _ in range(3):
+        m = Matcher.from_patterns([{"id": "boom", "pattern": "boom"}])
+        m.cycle = m  # type: ignore[attr-defined]
+        del m
+        gc.collect()
+        assert Matcher.builtin().is_noise({"message": "Script error."})

@@ -26,6 +26,7 @@ class Matcher:
         self._handle = _handle
         self._core = _core
         self._generation = _core.generation
+        _core.own(_handle)
 
     # -- building ---------------------------------------------------------
 
@@ -116,8 +117,10 @@ class Matcher:
     def close(self) -> None:
         """Frees the compiled set in the component now (else when collected)."""
         handle, self._handle = self._handle, None
-        if handle is not None and self._generation == self._core.generation:
-            self._core.run(lambda: handle.drop(self._core.store))
+        if handle is not None:
+            self._core.disown(handle)
+            if self._generation == self._core.generation:
+                self._core.run(lambda: handle.drop(self._core.store))
 
     def __enter__(self) -> "Matcher":
         return self
