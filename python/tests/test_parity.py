@@ -63,7 +63,7 @@ def matchers(oracle, fixtures) -> Dict[str, Matcher]:
         "builtinAll": Matcher.builtin(0.0),
         "responseA": Matcher.from_response(body["A: all patterns"]),
         "responseB": Matcher.from_response(body["B: all patterns"].encode()),
-        "custom": Matcher.from_patterns(builtin.patterns() + fixtures["matcherPatterns"]),
+        "custom": Matcher.from_patterns(builtin.patterns + fixtures["matcherPatterns"]),
     }
 
 

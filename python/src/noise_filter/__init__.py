@@ -2,10 +2,12 @@
 
 Nothing is decided here: the matcher, the endpoint and the admin checks are
 the Rust core's, compiled once to a component (``noise_filter_core.wasm``)
-and run by wasmtime. Python converts values and keeps the store.
+and run by wasmtime. Python converts values (``to_event`` reads exceptions,
+strings and Sentry events) and keeps the store.
 """
 
 from ._component import Core, Runtime, component_path, runtime
+from ._read import to_event
 from ._types import (
     AdminStore,
     Event,
@@ -27,5 +29,5 @@ __all__ = [
     "Admin", "AdminStore", "Core", "CreatedKey", "CustomPattern", "Endpoint", "Event",
     "KeyInfo", "Match", "Matcher", "MemoryStore", "NewPattern", "Pattern", "RecordKey",
     "RedisStore", "Refusal", "Response", "Revoked", "Runtime", "Store", "StoreFailure",
-    "Verdict", "component_path", "now_millis", "runtime",
+    "Verdict", "component_path", "now_millis", "runtime", "to_event",
 ]
