@@ -4,7 +4,8 @@ Nothing is decided here: the matcher, the endpoint and the admin checks are
 the Rust core's, compiled once to a component (``noise_filter_core.wasm``)
 and run by wasmtime. Python converts values (``to_event`` reads exceptions,
 strings and Sentry events), keeps the store, and fetches a service's
-patterns (``Client``).
+patterns (``Client``). The sentry-python integration is
+``noise_filter.sentry`` (it needs ``sentry-sdk``).
 """
 
 from ._component import Core, Runtime, component_path, runtime
