@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `build` (default) | builds `noise-filter-embed` for `wasm32-wasip2` (the component of the WIT world `noise-filter:core/embed`), copies it into `python/src/noise_filter/`, prints its size raw and gzip, and, with `wasm-tools` on the PATH, checks it imports nothing beyond the store and WASI's CLI basics |
 //! | `wheel` | `build`, then the wheel into `<target>/python/dist` |
-//! | `test` | `build`, the native oracle (`wasm/examples/oracle.rs`, as the npm tests use it), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`, `sentry-sdk`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest |
+//! | `test` | `build`, the native oracle (`wasm/examples/oracle.rs`, as the npm tests use it), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`, `sentry-sdk`, `mypy`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest |
 //! | `bench` | `build`, the environment, then `python/bench/is_noise.py` |
 
 use std::path::PathBuf;
@@ -20,6 +20,8 @@ const PYPI: &[&str] = &[
     "redis>=5",
     // The Sentry integration's tests drive the real SDK.
     "sentry-sdk>=2,<3",
+    // Type-checks the package and the README's snippets (tests/test_types.py).
+    "mypy",
     "setuptools>=61",
     "wheel",
 ];
