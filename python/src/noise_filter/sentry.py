@@ -46,7 +46,8 @@ PATTERNS_TAG = "noise_filter.patterns"
 
 class Classifier(Protocol):
     """What the filter decides with: a :class:`noise_filter.Matcher` or a
-    :class:`noise_filter.Client` (its current set)."""
+    :class:`noise_filter.Client` (its current set). An ``is_noise`` method,
+    when there is one, is asked first."""
 
     def classify(self, event: Any) -> Verdict: ...
 
@@ -79,6 +80,12 @@ class _Filter:
         if kind is not None and kind != "error":
             return event
         try:
+            # `is_noise` first where there is one: most events are clean, and
+            # it costs a fraction of `classify` (whose verdict crosses back
+            # through wasmtime-py's generic conversion).
+            is_noise = getattr(self.matcher, "is_noise", None)
+            if callable(is_noise) and not is_noise(event):
+                return event
             verdict = self.matcher.classify(event)
             if not verdict.noise:
                 return event
