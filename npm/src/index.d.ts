@@ -155,17 +155,23 @@ export interface EventInput {
   userAgent?: string;
 }
 
-/** The part of a Sentry event the matcher reads. */
+/**
+ * The part of a Sentry event the matcher reads. An object with a string
+ * `event_id`, a `logentry` or an `exception.values` array is read as one
+ * (the repository's docs/CONTRACT.md, "Reading a tracker's event").
+ */
 export interface SentryLikeEvent {
-  message?: string | { formatted?: string };
+  event_id?: string;
+  message?: string | { formatted?: string; message?: string };
+  logentry?: { formatted?: string; message?: string };
   exception?: {
     values?: ReadonlyArray<{
       type?: string;
-      value?: string;
-      stacktrace?: { frames?: ReadonlyArray<{ filename?: string; abs_path?: string }> };
+      value?: string | null;
+      stacktrace?: { frames?: ReadonlyArray<{ filename?: string | null; abs_path?: string | null }> };
     }>;
   };
-  request?: { headers?: Record<string, string> };
+  request?: { headers?: Record<string, string> | ReadonlyArray<readonly [string, string]> };
 }
 
 /** What the matcher classifies. */

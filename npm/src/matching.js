@@ -232,7 +232,7 @@ export function toEvent(input) {
   if (input instanceof Error) {
     return { type: input.name, message: input.message, frames: parseStack(input.stack) };
   }
-  if (Array.isArray(input.exception?.values)) return fromSentryEvent(input);
+  if (isSentryEvent(input)) return fromSentryEvent(input);
   let frames = Array.isArray(input.frames) ? input.frames : parseStack(input.stack);
   if (typeof input.url === 'string' && input.url !== '' && !frames.includes(input.url)) frames = [input.url, ...frames];
   return {
@@ -247,23 +247,55 @@ function optionalString(value) {
   return value === undefined || value === null ? undefined : String(value);
 }
 
-/** The thrown exception of a Sentry event (the last of `exception.values`). */
+/**
+ * Whether an object is read as a Sentry event: what every Sentry SDK's events
+ * carry (`event_id`, set before any processor or `beforeSend` runs), a
+ * `logentry` (sentry-python's logging events), or an `exception.values` list.
+ * The Python package reads by the same rule (docs/CONTRACT.md, "Reading a
+ * tracker's event"; python/tests/test_reading.py runs both readers).
+ */
+function isSentryEvent(input) {
+  return typeof input.event_id === 'string' || isObject(input.logentry) || Array.isArray(input.exception?.values);
+}
+
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+const firstString = (...values) => values.find((v) => typeof v === 'string');
+
+/**
+ * A Sentry event's texts: the thrown exception (the last of
+ * `exception.values`), its type; its value, else the log entry's or the
+ * message's text; each frame's `abs_path`, else its `filename`; the first
+ * `User-Agent` header (any case) of the request. A part of the wrong type is
+ * not read.
+ */
 function fromSentryEvent(event) {
-  const values = event.exception.values;
-  const thrown = values[values.length - 1] ?? {};
+  const values = event.exception?.values;
+  const last = Array.isArray(values) ? values[values.length - 1] : undefined;
+  const thrown = isObject(last) ? last : {};
+  const logentry = isObject(event.logentry) ? event.logentry : {};
+  const entry = isObject(event.message) ? event.message : {};
   const frames = [];
-  for (const frame of thrown.stacktrace?.frames ?? []) {
+  const listed = thrown.stacktrace?.frames;
+  for (const frame of Array.isArray(listed) ? listed : []) {
+    if (!isObject(frame)) continue;
     const url = frame.abs_path ?? frame.filename;
     if (typeof url === 'string' && url !== '') frames.push(url);
   }
-  const headers = event.request?.headers ?? {};
-  const userAgent = headers['User-Agent'] ?? headers['user-agent'];
   return {
-    type: optionalString(thrown.type),
-    message: optionalString(thrown.value ?? event.message?.formatted ?? event.message),
+    type: firstString(thrown.type),
+    message: firstString(thrown.value, logentry.formatted, logentry.message, entry.formatted, entry.message, event.message),
     frames,
-    userAgent: optionalString(userAgent),
+    userAgent: userAgentOf(event.request?.headers),
   };
+}
+
+/** The first `User-Agent` header, any case, of headers given as an object or `[name, value]` pairs. */
+function userAgentOf(headers) {
+  let pairs = [];
+  if (Array.isArray(headers)) pairs = headers.filter((h) => Array.isArray(h) && h.length === 2);
+  else if (isObject(headers)) pairs = Object.entries(headers);
+  const found = pairs.find(([name, value]) => typeof name === 'string' && name.toLowerCase() === 'user-agent' && typeof value === 'string');
+  return found?.[1];
 }
 
 const LINE_COLUMN = /(?::\d+){1,2}$/;

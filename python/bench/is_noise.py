@@ -73,7 +73,7 @@ def main() -> None:
             m.close()
         builds[name] = statistics.median(times)
     matcher = Matcher.builtin(0.0, core=core)
-    patterns = matcher.patterns()
+    patterns = matcher.patterns
     t = time.perf_counter()
     Matcher.from_patterns(patterns, core=core).close()
     builds[f"from_patterns({len(patterns)} patterns)"] = (time.perf_counter() - t) * 1e3
@@ -82,7 +82,7 @@ def main() -> None:
     regexes: List["re.Pattern[str]"] = []
     skipped = 0
     for p in patterns:
-        if p.kind == "string":
+        if p.type == "string":
             substrings.append(p.pattern.lower())
         else:
             try:

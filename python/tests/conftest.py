@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
@@ -61,3 +61,32 @@ def redis_url() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+SentryInit = Callable[..., List[Dict[str, Any]]]
+
+
+@pytest.fixture
+def sentry_init() -> Iterator[SentryInit]:
+    """``sentry_sdk.init`` (the real SDK from PyPI) with a transport of the
+    test's own: returns the list of the events and transactions the SDK
+    sends, as it would send them (JSON)."""
+    sentry_sdk = pytest.importorskip("sentry_sdk")
+    from sentry_sdk.transport import Transport
+
+    sent: List[Dict[str, Any]] = []
+
+    class Recording(Transport):  # type: ignore[misc]
+        def capture_envelope(self, envelope: Any) -> None:
+            for item in envelope.items:
+                if item.type in ("event", "transaction"):
+                    sent.append(json.loads(item.payload.get_bytes()))
+
+    def start(**options: Any) -> List[Dict[str, Any]]:
+        sent.clear()
+        sentry_sdk.init(dsn="https://public@sentry.example.invalid/1", transport=Recording,
+                        default_integrations=False, **options)
+        return sent
+
+    yield start
+    sentry_sdk.get_client().close()

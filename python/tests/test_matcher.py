@@ -22,15 +22,15 @@ def test_builtin_catalog_classifies_and_says_which_text() -> None:
 
 
 def test_min_confidence_narrows_the_catalog() -> None:
-    assert len(Matcher.builtin(0.9).patterns()) < len(Matcher.builtin(0.0).patterns())
+    assert len(Matcher.builtin(0.9).patterns) < len(Matcher.builtin(0.0).patterns)
 
 
 def test_patterns_round_trip_in_order() -> None:
     pats = [Pattern(id="a", pattern="widget.js"),
-            Pattern(id="b", pattern=r"^Boom \d+$", kind="regex", category="custom",
+            Pattern(id="b", pattern=r"^Boom \d+$", type="regex", category="custom",
                     confidence=0.5)]
     m = Matcher.from_patterns(pats)
-    assert m.patterns() == pats
+    assert m.patterns == pats
     assert m.classify({"message": "boom 12"}).to_dict()["matches"][0]["id"] == "b"
 
 
@@ -48,7 +48,8 @@ def test_a_regex_outside_the_subset_is_refused_with_the_cores_text() -> None:
     ({"frames": "app.js"}, "sequence of str"),
     ({"frames": ["a.js", None]}, r"frames\[1\]"),
     ({"msg": "x"}, "unknown event fields: msg"),
-    ("TypeError", "an event is a dict"),
+    # A str is a message now (issue 29); other values are still refused.
+    (42, "an event is an Event, a dict"),
 ])
 def test_a_malformed_event_is_a_type_error_and_the_matcher_still_works(event, why) -> None:
     m = Matcher.builtin()
@@ -92,3 +93,42 @@ def test_a_closed_matcher_says_so() -> None:
 def test_non_ascii_texts_cross_intact() -> None:
     m = Matcher.from_patterns([{"id": "fr", "pattern": "échec de chargement"}])
     assert m.is_noise({"message": "ÉCHEC DE CHARGEMENT du module"})
+
+
+def test_a_matcher_collected_in_a_reference_cycle_is_freed_and_the_next_call_works() -> None:
+    """A traceback holding a frame that holds a matcher is such a cycle
+    (sentry-sdk keeps them); the collector finalises its objects in any order."""
+    import gc
+
+    for _ in range(3):
+        m = Matcher.from_patterns([{"id": "boom", "pattern": "boom"}])
+        m.cycle = m  # type: ignore[attr-defined]
+        del m
+        gc.collect()
+        assert Matcher.builtin().is_noise({"message": "Script error."})
+
+
+def test_the_former_name_kind_still_works_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="type"):
+        old = Pattern(id="b", pattern=r"^Boom \d+$", kind="regex")
+    assert old == Pattern(id="b", pattern=r"^Boom \d+$", type="regex")
+    with pytest.warns(DeprecationWarning, match="type"):
+        assert old.kind == "regex"
+    m = Matcher.from_patterns([{"id": "k", "pattern": "x+y", "kind": "regex"}])
+    assert m.patterns[0].type == "regex"
+
+
+def test_a_str_an_exception_and_a_sentry_event_are_read() -> None:
+    m = Matcher.builtin()
+    assert m.is_noise("Script error.") and not m.is_noise("invoice total is negative")
+    try:
+        raise TypeError("Cannot redefine property: ethereum")
+    except TypeError as error:
+        assert m.classify(error).matches[0].field == "message"
+    sentry_event = {"event_id": "1", "level": "error", "breadcrumbs": {"values": []},
+                    "contexts": {"os": {"name": "Linux"}},
+                    "exception": {"values": [{"type": "Error", "value": "boom", "stacktrace": {
+                        "frames": [{"filename": "chrome-extension://abc/inpage.js"}]}}]}}
+    assert m.is_noise(sentry_event)
+    assert m.is_noise_many(["Script error.", sentry_event, "invoice total is negative"]) == [
+        True, True, False]

@@ -64,7 +64,7 @@ def matchers(oracle, fixtures) -> Dict[str, Matcher]:
         "builtinDefault": Matcher.builtin(),
         "responseA": Matcher.from_response(body["A: all patterns"]),
         "responseB": Matcher.from_response(body["B: all patterns"].encode()),
-        "custom": Matcher.from_patterns(builtin.patterns() + fixtures["matcherPatterns"]),
+        "custom": Matcher.from_patterns(builtin.patterns + fixtures["matcherPatterns"]),
     }
 
 
@@ -101,3 +101,59 @@ def test_the_package_is_typed() -> None:
     from importlib import resources
 
     assert resources.files(nf).joinpath("py.typed").is_file()
+
+
+def as_sentry_events(event: Dict[str, Any], n: int) -> List[Dict[str, Any]]:
+    """One event of the table as the Sentry SDKs would send it: an exception
+    with sentry-python's frames (`abs_path`) and with a browser SDK's
+    (`filename`, a URL); without a type or frames, also as a message and as
+    sentry-python's log entry. The user agent is the request's header."""
+    shaped = []
+    for frame_field in ("abs_path", "filename"):
+        thrown: Dict[str, Any] = {"stacktrace": {"frames": [
+            {frame_field: f, "function": "f", "lineno": 1} for f in event["frames"]]}}
+        if event["type"] is not None:
+            thrown["type"] = event["type"]
+        if event["message"] is not None:
+            thrown["value"] = event["message"]
+        shaped.append({"exception": {"values": [thrown]}})
+    if event["type"] is None and not event["frames"]:
+        shaped.append({"message": event["message"]})
+        shaped.append({"logentry": {"message": event["message"], "params": []}}
+                      if event["message"] is not None else {"logentry": {}})
+    for s in shaped:
+        s.update(event_id=f"{n:032x}", level="error", breadcrumbs={"values": []},
+                 contexts={"runtime": {"name": "CPython"}}, tags={"release": "1.0"})
+        if event["userAgent"] is not None:
+            s["request"] = {"url": "https://app.example/", "headers": {
+                "Accept": "*/*", "User-Agent": event["userAgent"]}}
+    return shaped
+
+
+def test_sentry_events_of_the_table_get_the_native_verdicts(oracle, fixtures) -> None:
+    events = [e["event"] for e in oracle["events"]]
+    for name, matcher in matchers(oracle, fixtures).items():
+        want = oracle["verdicts"][name]
+        for n, (event, verdict) in enumerate(zip(events, want)):
+            for shaped in as_sentry_events(event, n):
+                assert matcher.classify(shaped).to_dict() == verdict, (name, shaped)
+
+
+def test_the_sentry_integration_sends_exactly_what_the_native_matcher_keeps(
+        oracle, sentry_init) -> None:
+    import sentry_sdk
+
+    from noise_filter.sentry import NoiseFilterIntegration
+
+    events = [e["event"] for e in oracle["events"]]
+    want = oracle["verdicts"]["builtin"]
+    sent = sentry_init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5))])
+    for n, event in enumerate(events):
+        for shaped in as_sentry_events(event, n):
+            sentry_sdk.capture_event(shaped)
+    sentry_sdk.flush()
+    # Each shape of each event the native matcher calls clean, and no other.
+    kept = sorted(int(e["event_id"], 16) for e in sent)
+    assert kept == [n for n, (event, v) in enumerate(zip(events, want)) if not v["noise"]
+                    for _ in as_sentry_events(event, n)]
+    assert sum(1 for v in want if v["noise"]) > 200

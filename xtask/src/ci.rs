@@ -23,7 +23,9 @@
 //!    its benchmarks compile;
 //! 8. the embeddable component and the Python package (`cargo xtask embed
 //!    test`): a virtual environment from PyPI, pytest against the native
-//!    core's answers, the Redis store against a `redis-server` of its own;
+//!    core's answers, the Redis store against a `redis-server` of its own,
+//!    the Sentry integration with the real sentry-sdk, the client against
+//!    the host binary the native tests built;
 //! 9. the npm package: build (its matcher-only wasm with the pinned nightly
 //!    the xtask installs), then its suites in Node, Bun, Deno, workerd and
 //!    Chromium;
@@ -123,7 +125,7 @@ pub(crate) fn run(_args: &[String]) -> Result {
         util::run(util::cargo().args(["bench", "-p", "noise-filter-core", "--no-run"]))
     })?;
     stage("embeddable component, python package", &|| {
-        crate::embed::run(&["test".to_owned()])
+        crate::embed::test(crate::embed::Host::Required)
     })?;
     stage("npm package", &|| crate::npm::build(&["test".to_owned()]))?;
     stage("fuzz", &|| crate::fuzz::run(&[]))?;

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `build` (default) | builds `noise-filter-embed` for `wasm32-wasip2` (the component of the WIT world `noise-filter:core/embed`), copies it into `python/src/noise_filter/`, prints its size raw and gzip, and, with `wasm-tools` on the PATH, checks it imports nothing beyond the store and WASI's CLI basics |
 //! | `wheel` | `build`, then the wheel into `<target>/python/dist` |
-//! | `test` | `build`, the native oracle (`core/examples/oracle.rs`, as the npm tests use it), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest |
+//! | `test` | `build`, the native oracle (`core/examples/oracle.rs`, as the npm tests use it), a virtual environment under `<target>/python/venv` from PyPI (`wasmtime`, `pytest`, `redis`, `sentry-sdk`, `mypy`), the package installed from `python/` (a wheel build: the `.wasm` inside), then pytest; the client's tests against the real host run when a host binary is built (`NOISE_FILTER_HOST_BIN`, else the newest `noise-filter` of the target folder; `cargo xtask ci` always has one) |
 //! | `bench` | `build`, the environment, then `python/bench/is_noise.py` |
 
 use std::path::PathBuf;
@@ -20,6 +20,10 @@ const PYPI: &[&str] = &[
     "wasmtime>=50,<51",
     "pytest",
     "redis>=5",
+    // The Sentry integration's tests drive the real SDK.
+    "sentry-sdk>=2,<3",
+    // Type-checks the package and the README's snippets (tests/test_types.py).
+    "mypy",
     "setuptools>=61",
     "wheel",
 ];
@@ -36,7 +40,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     match args.first().map(String::as_str) {
         None | Some("build") => build().map(|_| ()),
         Some("wheel") => wheel(),
-        Some("test") => test(),
+        Some("test") => test(Host::IfBuilt),
         Some("bench") => bench(),
         Some(other) => Err(format!(
             "unknown subcommand {other:?}: use build, wheel, test or bench"
@@ -190,18 +194,65 @@ fn oracle() -> Result<PathBuf> {
     Ok(path)
 }
 
-fn test() -> Result {
+/// Whether the client's tests against the real host must run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Host {
+    /// When a host binary is there (`NOISE_FILTER_HOST_BIN`, else one in
+    /// the target folder); skipped, and said, when none is.
+    IfBuilt,
+    /// Always (`cargo xtask ci`: its native tests built the host's binary,
+    /// `<target>/debug/noise-filter-host`, and the Spin component).
+    Required,
+}
+
+/// The host binary the client's tests start, if any: `NOISE_FILTER_HOST_BIN`,
+/// else the newest `noise-filter-host` of the target folder's profiles.
+fn host_binary(want: Host) -> Result<Option<PathBuf>> {
+    if let Some(bin) = std::env::var_os("NOISE_FILTER_HOST_BIN") {
+        return Ok(Some(PathBuf::from(bin)));
+    }
+    let newest = ["debug", "release", "server"]
+        .iter()
+        .map(|profile| util::target_dir().join(profile).join("noise-filter-host"))
+        .filter_map(|bin| Some((std::fs::metadata(&bin).ok()?.modified().ok()?, bin)))
+        .max()
+        .map(|(_, bin)| bin);
+    match (newest, want) {
+        (Some(bin), _) => Ok(Some(bin)),
+        (None, Host::Required) => Err(format!(
+            "no noise-filter-host in {}: the native tests build it",
+            util::target_dir().display()
+        )),
+        (None, Host::IfBuilt) => {
+            eprintln!(
+                "no noise-filter-host built: the client's tests against the real host are skipped \
+                 (cargo build -p noise-filter-host builds it)"
+            );
+            Ok(None)
+        }
+    }
+}
+
+pub(crate) fn test(want: Host) -> Result {
     build()?;
     let oracle = oracle()?;
     let python = venv()?;
     // Run from the tests' folder so `noise_filter` is the installed wheel,
     // not the source tree.
-    util::run(
-        Command::new(&python)
-            .current_dir(python_dir())
-            .env("NOISE_FILTER_ORACLE", &oracle)
-            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]),
-    )
+    let mut pytest = Command::new(&python);
+    pytest
+        .current_dir(python_dir())
+        .env("NOISE_FILTER_ORACLE", &oracle)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]);
+    if let Some(host) = host_binary(want)? {
+        // The host serves the Spin component (built here when stale).
+        let component = crate::component::build()?;
+        eprintln!("host for the client's tests: {}", host.display());
+        pytest
+            .env("NOISE_FILTER_HOST_BIN", &host)
+            .env("NOISE_FILTER_COMPONENT", &component);
+    }
+    util::run(&mut pytest)
 }
 
 fn bench() -> Result {

@@ -17,13 +17,15 @@ import logging
 import os
 import threading
 from importlib import resources
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import wasmtime
 from wasmtime import component as wc
 from wasmtime.component import Record, Variant
 
 from ._types import RecordKey, Refusal, Store, StoreFailure
+
+T = TypeVar("T")
 
 WORLD = "noise-filter:core"
 VERSION = "0.1.0"
@@ -175,6 +177,7 @@ class Core:
         self.generation = 0
         self._depth = 0
         self._pending_drops: List[Tuple[int, Any]] = []
+        self._owned: Dict[int, Any] = {}
         self._instantiate()
 
     def _instantiate(self) -> None:
@@ -204,12 +207,31 @@ class Core:
         """Calls an export through wasmtime-py's generic conversions."""
         return self.run(lambda: self.func(interface, name)(self.store, *args), store)
 
+    def own(self, handle: Any) -> None:
+        """Keeps a resource's handle reachable from this instance until its
+        owner gives it back (``disown``, ``defer_drop``).
+
+        wasmtime-py's handle frees itself when collected, without the
+        guest's destructor. Were it reachable only from its owner (a
+        ``Matcher``), a reference cycle through the owner (an exception's
+        traceback holding a frame that holds the matcher) would be collected
+        at once, finalisers in any order: the handle could close itself
+        before the owner's ``__del__`` hands it to ``defer_drop``, and the
+        drop at the next call would fail. Held here, it is never part of
+        the garbage."""
+        self._owned[id(handle)] = handle
+
+    def disown(self, handle: Any) -> None:
+        """Gives back a handle ``own`` kept (its owner frees it now)."""
+        self._owned.pop(id(handle), None)
+
     def defer_drop(self, generation: int, handle: Any) -> None:
         """Frees a resource at the next call (a finaliser must not enter wasm:
         it may run while this thread is inside a call)."""
         self._pending_drops.append((generation, handle))
+        self.disown(handle)
 
-    def run(self, work: Callable[[], Any], store: Optional[Store] = None) -> Any:
+    def run(self, work: Callable[[], T], store: Optional[Store] = None) -> T:
         with self.lock:
             if self.poisoned:
                 self._instantiate()

@@ -151,7 +151,10 @@ def call_with_string(func: Func, store: wasmtime.Store, matcher: ResourceAny, ut
 # how far apart two values of a list are: a `list<bool>` is read as one
 # block of bytes instead of a ctypes object per element.
 _VAL_SIZE = sizeof(ffi.wasmtime_component_val_t)
-_BOOL_OFFSET = ffi.wasmtime_component_val_t.of.offset + ffi.wasmtime_component_valunion.boolean.offset
+# (ctypes gives a field's descriptor on the class; its stubs type it as the
+# field's value.)
+_BOOL_OFFSET = (ffi.wasmtime_component_val_t.of.offset
+                + ffi.wasmtime_component_valunion.boolean.offset)  # type: ignore[attr-defined]
 
 
 def read_bool_list_result(result: Any) -> "tuple[Optional[List[bool]], Optional[str]]":

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import List, Literal, Optional, Protocol, Sequence, Tuple, runtime_checkable
+from typing import Any, Dict, List, Literal, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 RecordKindName = Literal["api-key", "custom-patterns", "rate-counter"]
 StoreLabelName = Literal["default", "rate"]
@@ -116,15 +117,38 @@ class Event:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Pattern:
-    """One pattern as the matcher takes it (``kind``: ``string`` or ``regex``)."""
+    """One pattern as the matcher takes it, with the JSON's names: ``type``
+    is ``string`` or ``regex``.
+
+    ``kind`` is the name this field had before: ``Pattern(kind=...)`` and
+    ``pattern.kind`` still work, with a ``DeprecationWarning``.
+    """
 
     id: str
     pattern: str
-    kind: str = "string"
+    type: str = "string"
     category: str = ""
     confidence: float = 1.0
+
+    def __init__(self, id: str, pattern: str, type: str = "string", category: str = "",
+                 confidence: float = 1.0, *, kind: Optional[str] = None) -> None:
+        if kind is not None:
+            warnings.warn("Pattern(kind=...) is Pattern(type=...)", DeprecationWarning,
+                          stacklevel=2)
+            type = kind
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "category", category)
+        object.__setattr__(self, "confidence", confidence)
+
+    @property
+    def kind(self) -> str:
+        """The former name of :attr:`type`."""
+        warnings.warn("Pattern.kind is Pattern.type", DeprecationWarning, stacklevel=2)
+        return self.type
 
 
 @dataclass(frozen=True)
@@ -138,9 +162,9 @@ class Match:
     field: str
     index: Optional[int] = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """The core's JSON shape of a match."""
-        d: dict = {"id": self.id, "category": self.category, "confidence": self.confidence,
+        d: Dict[str, Any] = {"id": self.id, "category": self.category, "confidence": self.confidence,
                    "field": self.field}
         if self.index is not None:
             d["index"] = self.index
@@ -154,6 +178,6 @@ class Verdict:
     noise: bool
     matches: List[Match] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """The core's JSON shape of a verdict."""
         return {"noise": self.noise, "matches": [m.to_dict() for m in self.matches]}

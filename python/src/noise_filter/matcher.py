@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, List, Mapping, Optional, Union
+from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
 from . import _fast
 from ._component import Core, record, result, shared_core
+from ._read import to_event
 from ._types import Event, Match, Pattern, Refusal, Verdict
 
-EventLike = Union[Event, Mapping[str, Any]]
+#: What the matcher reads (see :func:`noise_filter.to_event`): an ``Event``,
+#: a message, an exception, a Sentry event or a dict in the core's shape.
+EventLike = Union[Event, str, BaseException, Mapping[str, Any]]
 
 
 class Matcher:
@@ -17,15 +20,18 @@ class Matcher:
 
     ``Matcher.builtin()`` is the built-in catalog; ``from_patterns`` and
     ``from_response`` compile other sets (a refused pattern raises
-    :class:`noise_filter.Refusal` with the core's text). Events are
-    :class:`noise_filter.Event` or dicts in the core's JSON shape
-    (``type``, ``message``, ``frames``, ``userAgent``).
+    :class:`noise_filter.Refusal` with the core's text). An event is what
+    :func:`noise_filter.to_event` reads: an :class:`noise_filter.Event`, a
+    message ``str``, an exception (with its traceback), a Sentry event as
+    sentry-python or a browser SDK gives it, or a dict in the core's JSON
+    shape (``type``, ``message``, ``frames``, ``userAgent``).
     """
 
     def __init__(self, _handle: Any, _core: Core) -> None:
         self._handle = _handle
         self._core = _core
         self._generation = _core.generation
+        _core.own(_handle)
 
     # -- building ---------------------------------------------------------
 
@@ -77,7 +83,7 @@ class Matcher:
         """
         rows = []
         for event in events:
-            e = event if isinstance(event, Event) else Event.from_dict(event)
+            e = to_event(event)
             frames = _fast.check_event(e.exception_type, e.message, e.frames, e.user_agent)
             rows.append({"type": e.exception_type, "message": e.message, "frames": frames,
                          "userAgent": e.user_agent})
@@ -107,12 +113,14 @@ class Matcher:
 
         return self._core.run(work)
 
+    @property
     def patterns(self) -> List[Pattern]:
-        """The patterns, in the order they were given."""
+        """The patterns, in the order they were given (a property, as npm's
+        ``matcher.patterns``)."""
         self._check()
         lifted = self._core.call("matching", "[method]matcher.patterns", self._handle)
         return [
-            Pattern(id=p.id, pattern=p.pattern, kind=p.kind, category=p.category,
+            Pattern(id=p.id, pattern=p.pattern, type=p.kind, category=p.category,
                     confidence=p.confidence)
             for p in lifted
         ]
@@ -120,8 +128,10 @@ class Matcher:
     def close(self) -> None:
         """Frees the compiled set in the component now (else when collected)."""
         handle, self._handle = self._handle, None
-        if handle is not None and self._generation == self._core.generation:
-            self._core.run(lambda: handle.drop(self._core.store))
+        if handle is not None:
+            self._core.disown(handle)
+            if self._generation == self._core.generation:
+                self._core.run(lambda: handle.drop(self._core.store))
 
     def __enter__(self) -> "Matcher":
         return self
@@ -143,7 +153,7 @@ class Matcher:
             raise RuntimeError("this matcher's component instance was restarted after a trap; "
                                "build the matcher again")
 
-    def _call(self, name: str, texts: tuple) -> Any:
+    def _call(self, name: str, texts: Tuple[Any, ...]) -> Any:
         self._check()
         func = self._core.func("matching", name)
         return _fast.call_with_event(func, self._core.store, self._handle, *texts)
@@ -157,9 +167,8 @@ class Matcher:
         return ty
 
 
-def _texts(event: EventLike) -> tuple:
-    if not isinstance(event, Event):
-        event = Event.from_dict(event)
+def _texts(value: EventLike) -> Tuple[Any, ...]:
+    event = to_event(value)
     frames = _fast.check_event(event.exception_type, event.message, event.frames,
                                event.user_agent)
     return (event.exception_type, event.message, frames, event.user_agent)
@@ -171,18 +180,18 @@ def _pattern_record(p: Union[Pattern, Mapping[str, Any]]) -> Any:
         if unknown:
             raise TypeError(f"unknown pattern fields: {', '.join(sorted(unknown))}")
         p = Pattern(id=p.get("id", ""), pattern=p.get("pattern", ""),
-                    kind=p.get("type", p.get("kind", "string")),
+                    type=p.get("type", p.get("kind", "string")),
                     category=p.get("category", ""), confidence=p.get("confidence", 1.0))
     if not isinstance(p, Pattern):
         raise TypeError(f"a pattern is a Pattern or a dict, not {type(p).__name__}")
     for name in ("id", "pattern", "category"):
         if not isinstance(getattr(p, name), str):
             raise TypeError(f"pattern {name} must be a str")
-    if p.kind not in ("string", "regex"):
-        raise ValueError(f"pattern type must be 'string' or 'regex', not {p.kind!r}")
+    if p.type not in ("string", "regex"):
+        raise ValueError(f"pattern type must be 'string' or 'regex', not {p.type!r}")
     if isinstance(p.confidence, bool) or not isinstance(p.confidence, (int, float)):
         raise TypeError("pattern confidence must be a number")
-    return record(id=p.id, pattern=p.pattern, kind=p.kind, category=p.category,
+    return record(id=p.id, pattern=p.pattern, kind=p.type, category=p.category,
                   confidence=float(p.confidence))
 
 

@@ -1,0 +1,201 @@
+"""The sentry-python integration with the real sentry-sdk from PyPI: the
+events the SDK would send are kept by a transport of the test's own."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+import pytest
+
+sentry_sdk = pytest.importorskip("sentry_sdk")
+
+from conftest import SentryInit  # noqa: E402
+from sentry_sdk.integrations.wsgi import SentryWsgiMiddleware  # noqa: E402
+
+from noise_filter import Matcher, Verdict  # noqa: E402
+from noise_filter.sentry import NoiseFilterIntegration, create_before_send  # noqa: E402
+
+BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0"
+
+
+@pytest.fixture
+def init(sentry_init: SentryInit) -> SentryInit:
+    return sentry_init
+
+
+def wallet() -> None:
+    raise TypeError("Cannot redefine property: ethereum")
+
+
+def real() -> None:
+    raise ValueError("invoice total is negative")
+
+
+def capture(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except Exception as error:
+        sentry_sdk.capture_exception(error)
+
+
+def values(sent: List[Dict[str, Any]]) -> List[Optional[str]]:
+    return [e["exception"]["values"][-1]["value"] if "exception" in e else e.get("message")
+            for e in sent]
+
+
+def test_the_issues_before_send_lambda_now_keeps_real_errors(init: SentryInit) -> None:
+    """Issue 29: `is_noise` raised on a sentry-python event and the SDK
+    dropped every error (`callback_error`)."""
+    matcher = Matcher.builtin(0.5)
+    sent = init(before_send=lambda e, h: None if matcher.is_noise(e) else e)
+    capture(wallet)
+    capture(real)
+    sentry_sdk.capture_message("Script error.")
+    sentry_sdk.flush()
+    assert values(sent) == ["invoice total is negative"]
+
+
+def test_noise_is_not_sent_real_errors_are_and_the_users_before_send_runs(init: SentryInit) -> None:
+    noisy: List[Verdict] = []
+    seen: List[Optional[str]] = []
+
+    def mine(event: Any, hint: Any) -> Any:
+        seen.extend(values([event]))
+        event.setdefault("tags", {})["mine"] = "yes"
+        return event
+
+    sent = init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5),
+                                                     on_noise=lambda v, e, h: noisy.append(v))],
+                before_send=mine)
+    capture(wallet)
+    capture(real)
+    sentry_sdk.capture_message("Script error.")
+    sentry_sdk.flush()
+    assert values(sent) == ["invoice total is negative"]
+    assert sent[0]["tags"]["mine"] == "yes"
+    assert seen == ["invoice total is negative"], "the user's hook sees only what is kept"
+    assert [sorted({m.id for m in v.matches}) for v in noisy] == [
+        ["ethereum-redefine"], ["cross-origin-script-error", "script-error-string"]]
+
+
+def test_the_request_user_agent_is_read_from_a_wsgi_apps_errors(init: SentryInit) -> None:
+    sent = init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5))])
+
+    def app(environ: Dict[str, Any], start_response: Any) -> List[bytes]:
+        raise RuntimeError("order total is negative")
+
+    wrapped = SentryWsgiMiddleware(app)
+    for agent in (BOT, BROWSER):
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/checkout",
+                   "SERVER_NAME": "shop.example", "SERVER_PORT": "80",
+                   "wsgi.url_scheme": "http", "HTTP_HOST": "shop.example",
+                   "HTTP_USER_AGENT": agent}
+        with pytest.raises(RuntimeError):
+            wrapped(environ, lambda *a: None)
+    sentry_sdk.flush()
+    # Only the browser's: the crawler's error is noise by its user agent,
+    # which the WSGI integration adds after global event processors ran.
+    assert [e["request"]["headers"]["User-Agent"] for e in sent] == [BROWSER]
+
+
+def test_tag_mode_sends_noise_with_the_verdict_as_tags(init: SentryInit) -> None:
+    sent = init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5), mode="tag")])
+    sentry_sdk.set_tag("release-train", "blue")
+    capture(wallet)
+    capture(real)
+    sentry_sdk.flush()
+    assert len(sent) == 2
+    noise, clean = sent
+    assert noise["tags"] == {"release-train": "blue", "noise_filter": "noise",
+                             "noise_filter.patterns": "ethereum-redefine"}
+    assert "noise_filter" not in clean["tags"]
+
+
+class Throwing:
+    def classify(self, event: Any) -> Verdict:
+        raise RuntimeError("the matcher broke")
+
+
+def test_a_matcher_that_throws_keeps_the_event_and_reports_it(init: SentryInit) -> None:
+    errors: List[BaseException] = []
+    sent = init(integrations=[NoiseFilterIntegration(Throwing(), on_error=errors.append)])
+    capture(wallet)
+    capture(real)
+    sentry_sdk.flush()
+    assert values(sent) == ["Cannot redefine property: ethereum", "invoice total is negative"]
+    assert [str(e) for e in errors] == ["the matcher broke"] * 2
+
+
+def test_callbacks_that_throw_change_nothing(init: SentryInit) -> None:
+    def broken(*_: Any) -> None:
+        raise ZeroDivisionError()
+
+    sent = init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5), on_noise=broken,
+                                                     on_error=broken)])
+    capture(wallet)
+    capture(real)
+    sentry_sdk.flush()
+    assert values(sent) == ["invoice total is negative"]
+
+
+def test_transactions_pass_untouched(init: SentryInit) -> None:
+    seen: List[str] = []
+
+    class Recorder:
+        def classify(self, event: Any) -> Verdict:
+            seen.append(event.get("type", "error"))
+            return Verdict(noise=True)
+
+    sent = init(integrations=[NoiseFilterIntegration(Recorder())], traces_sample_rate=1.0)
+    with sentry_sdk.start_transaction(name="checkout"):
+        pass
+    capture(real)
+    sentry_sdk.flush()
+    assert [e.get("type") for e in sent] == ["transaction"]
+    assert seen == ["error"]
+
+
+def test_a_client_is_a_matcher_too(init: SentryInit) -> None:
+    from noise_filter import Client
+
+    # Nothing listens there: the client answers with the built-in catalog.
+    client = Client("http://127.0.0.1:9", "nf_" + "0" * 48, refresh=False,
+                    on_error=lambda e: None)
+    sent = init(integrations=[NoiseFilterIntegration(client)])
+    capture(wallet)
+    capture(real)
+    sentry_sdk.flush()
+    client.close()
+    assert values(sent) == ["invoice total is negative"]
+
+
+def test_create_before_send_is_the_same_filter(init: SentryInit) -> None:
+    dropped: List[Verdict] = []
+    sent = init(before_send=create_before_send(Matcher.builtin(0.5),
+                                               on_noise=lambda v, e, h: dropped.append(v)))
+    capture(wallet)
+    capture(real)
+    sentry_sdk.flush()
+    assert values(sent) == ["invoice total is negative"]
+    assert len(dropped) == 1
+
+
+def test_a_second_init_filters_with_its_own_integration(init: SentryInit) -> None:
+    init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5))])
+    capture(wallet)
+    sentry_sdk.flush()
+    sentry_sdk.get_client().close()
+    everything = Matcher.from_patterns([{"id": "all", "pattern": "negative"}])
+    sent = init(integrations=[NoiseFilterIntegration(everything)])
+    capture(wallet)
+    capture(real)
+    sentry_sdk.flush()
+    assert values(sent) == ["Cannot redefine property: ethereum"]
+
+
+def test_bad_options_are_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="'drop' or 'tag'"):
+        NoiseFilterIntegration(Matcher.builtin(), mode="hide")
+    with pytest.raises(TypeError, match="a matcher"):
+        NoiseFilterIntegration(None)  # type: ignore[arg-type]
