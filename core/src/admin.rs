@@ -21,6 +21,14 @@ use crate::store::{AccountId, KeyRecord, Listing, RecordKey};
 
 /// Fewest hex digits of a key's hash that name it (`keys revoke <prefix>`).
 pub const MIN_HASH_PREFIX: usize = 6;
+/// Longest key label, in characters. A label is read with its key's record
+/// on every request, so it stays short.
+pub const MAX_LABEL_CHARS: usize = 64;
+/// Largest import file, in bytes: room for the most custom patterns an
+/// account may have (500), each of the longest text and source, escaped;
+/// a shell refuses a larger file before reading it, so an import never
+/// holds more than this in memory.
+pub const MAX_IMPORT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Why an admin change was refused. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +36,10 @@ pub const MIN_HASH_PREFIX: usize = 6;
 pub enum AdminRefusal {
     /// The account name is not one (the text says what is accepted).
     InvalidAccount(String),
+    /// A key label that is too long or holds a character that would change
+    /// how a listing reads (a control, a line or paragraph separator, a
+    /// bidirectional or invisible format character).
+    InvalidLabel,
     /// A new key needs exactly [`KEY_RANDOM_BYTES`] random bytes.
     RandomBytes {
         /// How many were given.
@@ -63,6 +75,11 @@ impl std::fmt::Display for AdminRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AdminRefusal::InvalidAccount(text) => f.write_str(text),
+            AdminRefusal::InvalidLabel => write!(
+                f,
+                "a key label is at most {MAX_LABEL_CHARS} characters, without control, \
+                 line-separator or invisible formatting characters"
+            ),
             AdminRefusal::RandomBytes { given } => write!(
                 f,
                 "a key needs exactly {KEY_RANDOM_BYTES} random bytes, got {given}"
@@ -104,6 +121,25 @@ impl std::error::Error for AdminRefusal {}
 
 fn account(name: &str) -> Result<AccountId, AdminRefusal> {
     AccountId::new(name).map_err(AdminRefusal::InvalidAccount)
+}
+
+/// A key's label, checked: printed in listings, so nothing in it may start
+/// a new row, move the cursor or reorder the text around it.
+fn label(text: &str) -> Result<&str, AdminRefusal> {
+    let disruptive = |c: char| {
+        c.is_control()
+            || matches!(c,
+                '\u{2028}' | '\u{2029}'          // line and paragraph separators
+                | '\u{200B}'..='\u{200F}'        // zero-width characters, LRM, RLM
+                | '\u{202A}'..='\u{202E}'        // bidirectional embeddings, overrides
+                | '\u{2060}'..='\u{206F}'        // word joiner, isolates, invisible operators
+                | '\u{FEFF}'                      // zero-width no-break space
+            )
+    };
+    if text.chars().count() > MAX_LABEL_CHARS || text.chars().any(disruptive) {
+        return Err(AdminRefusal::InvalidLabel);
+    }
+    Ok(text)
 }
 
 /// A record to write: where, and its bytes.
@@ -150,7 +186,7 @@ pub(crate) fn key_record(
 ) -> Result<Write, AdminRefusal> {
     Ok(Write {
         record: RecordKey::api_key(&key.hash()),
-        value: KeyRecord::new(account(account_name)?, label, now).encode(),
+        value: KeyRecord::new(account(account_name)?, self::label(label)?, now).encode(),
     })
 }
 
@@ -313,6 +349,7 @@ impl From<InvalidPattern> for AdminRefusal {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
     use super::*;
 
@@ -365,6 +402,102 @@ mod tests {
         );
         assert_eq!(key_search("abc"), Err(AdminRefusal::HashPrefix));
         assert_eq!(key_search("zzzzzz"), Err(AdminRefusal::HashPrefix));
+    }
+
+    #[test]
+    fn labels_that_would_forge_a_listing_are_refused() {
+        for bad in [
+            "ci\nkey abc acme",
+            "\u{1b}[2Jcleared",
+            "a\u{85}b",
+            "a\u{2028}b",
+            "\u{202E}tcudorp",
+            "zero\u{200B}width",
+            &"x".repeat(MAX_LABEL_CHARS + 1),
+        ] {
+            assert_eq!(
+                create_key(&[7; 24], "acme", bad, NOW).err(),
+                Some(AdminRefusal::InvalidLabel),
+                "{bad:?}"
+            );
+        }
+        for good in [
+            "",
+            "ci",
+            "production (eu-west)",
+            "équipe données",
+            &"x".repeat(64),
+        ] {
+            assert!(create_key(&[7; 24], "acme", good, NOW).is_ok(), "{good:?}");
+        }
+    }
+
+    fn added(
+        record: Option<&[u8]>,
+        ids: &[Option<&str>],
+    ) -> Result<(Vec<u8>, Vec<String>), String> {
+        let news = ids
+            .iter()
+            .enumerate()
+            .map(|(n, id)| NewPattern {
+                id: id.map(str::to_owned),
+                ..NewPattern::string(&format!("pattern number {n}"))
+            })
+            .collect();
+        add_patterns(record, news, NOW)
+            .map(|a| (a.value, a.ids))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn custom_ids_are_never_reused() {
+        // An id of the assigned form cannot be chosen by hand: it could
+        // collide with a later assigned one.
+        let err = added(None, &[Some("custom-3")]).unwrap_err();
+        assert!(err.contains("form of an id the service assigns"), "{err}");
+        let (record, ids) = added(None, &[None, Some("custom-mine"), None]).unwrap();
+        assert_eq!(ids, ["custom-1", "custom-mine", "custom-2"]);
+        // Removed: an assigned id is never assigned again, nor can it be
+        // given by hand; a chosen one is retired.
+        let record = remove_pattern(Some(&record), "custom-2", NOW).unwrap();
+        let record = remove_pattern(Some(&record), "custom-mine", NOW).unwrap();
+        let (record, ids) = added(Some(&record), &[None]).unwrap();
+        assert_eq!(ids, ["custom-3"]);
+        assert!(added(Some(&record), &[Some("custom-2")]).is_err());
+        let err = added(Some(&record), &[Some("custom-mine")]).unwrap_err();
+        assert!(err.contains("removed before"), "{err}");
+        assert!(err.ends_with("nothing written"), "{err}");
+        // The retired ids survive the record's round trip.
+        let patterns = read_patterns(Some(&record)).unwrap();
+        assert_eq!(patterns.retired, ["custom-mine"]);
+        assert_eq!(patterns.encode(), record);
+    }
+
+    #[test]
+    fn a_record_without_retired_ids_keeps_its_bytes_and_the_retired_list_is_bounded() {
+        let (record, _) = added(None, &[Some("custom-a")]).unwrap();
+        assert!(!String::from_utf8_lossy(&record).contains("retired"));
+        let mut patterns = read_patterns(Some(&record)).unwrap();
+        for n in 0..crate::custom::MAX_RETIRED_IDS + 5 {
+            let id = format!("custom-x{n}");
+            patterns
+                .add(
+                    NewPattern {
+                        id: Some(id.clone()),
+                        ..NewPattern::string("some text")
+                    },
+                    NOW,
+                )
+                .unwrap();
+            assert!(patterns.remove(&id, NOW));
+        }
+        assert_eq!(patterns.retired.len(), crate::custom::MAX_RETIRED_IDS);
+        assert_eq!(
+            patterns.retired[0], "custom-x5",
+            "the oldest are forgotten first"
+        );
+        let decoded = read_patterns(Some(&patterns.encode())).unwrap();
+        assert_eq!(decoded, patterns);
     }
 
     #[test]

@@ -76,6 +76,15 @@ impl KeyHash {
     pub fn short(&self) -> &str {
         &self.0[..12]
     }
+
+    /// The hash of the key a request presents in its `Authorization`
+    /// values, read exactly as the endpoint reads them to authenticate
+    /// (any case of `Bearer`, spaces or tabs around the token): for a
+    /// shell's access log, so a key used in any accepted spelling leaves
+    /// its trace. `None` when the header holds no well-formed key.
+    pub fn presented(values: &[&[u8]]) -> Option<KeyHash> {
+        authenticate(values).ok()
+    }
 }
 
 /// Whether `token` has the shape of a key this service issues. A token that

@@ -40,6 +40,10 @@ pub(crate) const MIN_STRING_PATTERN_CHARS: usize = 3;
 pub(crate) const MAX_SOURCE_CHARS: usize = 200;
 /// Prefix of every custom pattern id; built-in ids never start with it.
 pub(crate) const CUSTOM_ID_PREFIX: &str = "custom-";
+/// Ids of removed patterns an account chose by hand that its record keeps,
+/// so none comes back with another meaning; past this many, the oldest is
+/// forgotten (a record stays bounded however many patterns come and go).
+pub(crate) const MAX_RETIRED_IDS: usize = 1000;
 /// `confidence` of a custom pattern added without one: the account says it
 /// is noise.
 pub(crate) const DEFAULT_CUSTOM_CONFIDENCE: f64 = 1.0;
@@ -211,6 +215,12 @@ fn check_id(id: &str) -> Result<(), InvalidPattern> {
     }
 }
 
+/// Whether `id` has the form of an assigned id, `custom-<digits>`.
+fn is_assigned_form(id: &str) -> bool {
+    id.strip_prefix(CUSTOM_ID_PREFIX)
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn cut(s: &str) -> String {
     s.chars().take(64).collect()
 }
@@ -222,9 +232,16 @@ pub struct CustomPatterns {
     /// Date (UTC) of the latest add or remove; Variant A's `version` uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<String>,
-    /// Next number for an assigned `custom-<n>` id; ids are never reused.
+    /// Next number for an assigned `custom-<n>` id: it only grows, so an
+    /// assigned id is never given twice.
     #[serde(default = "one")]
     pub next_id: u64,
+    /// Ids an account chose by hand for patterns it has removed since, oldest
+    /// first (at most [`MAX_RETIRED_IDS`]): refused if given again, so a
+    /// client that mutes or counts by id never applies it to another
+    /// pattern.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retired: Vec<String>,
     /// In the order they were added; responses list them in this order.
     #[serde(default)]
     pub patterns: Vec<CustomPattern>,
@@ -240,6 +257,7 @@ impl CustomPatterns {
         CustomPatterns {
             changed: None,
             next_id: 1,
+            retired: Vec::new(),
             patterns: Vec::new(),
         }
     }
@@ -296,7 +314,24 @@ impl CustomPatterns {
         let mut ids = Vec::with_capacity(news.len());
         for (n, new) in news.into_iter().enumerate() {
             let id = match &new.id {
-                Some(id) => id.clone(),
+                Some(id) => {
+                    if is_assigned_form(id) {
+                        return invalid(format!(
+                            "{}id {id:?} has the form of an id the service assigns \
+                             ({CUSTOM_ID_PREFIX}<number>); choose one with a letter, or \
+                             leave the id out",
+                            which(n + 1)
+                        ));
+                    }
+                    if next.retired.contains(id) {
+                        return invalid(format!(
+                            "{}id {id:?} belonged to a pattern removed before; ids are never \
+                             reused: choose another",
+                            which(n + 1)
+                        ));
+                    }
+                    id.clone()
+                }
                 None => {
                     // Skip numbers an account already chose by hand.
                     while next.contains(&format!("{CUSTOM_ID_PREFIX}{}", next.next_id)) {
@@ -321,13 +356,21 @@ impl CustomPatterns {
         Ok(ids)
     }
 
-    /// Removes the pattern `id`; returns whether it was there.
+    /// Removes the pattern `id`; returns whether it was there. An id the
+    /// account chose is retired with it (an assigned one never comes back:
+    /// [`CustomPatterns::next_id`] only grows).
     pub fn remove(&mut self, id: &str, now: UnixMillis) -> bool {
         let before = self.patterns.len();
         self.patterns.retain(|p| p.id != id);
         let removed = self.patterns.len() != before;
         if removed {
             self.changed = Some(crate::store::date(now));
+            if !is_assigned_form(id) {
+                if self.retired.len() >= MAX_RETIRED_IDS {
+                    self.retired.remove(0);
+                }
+                self.retired.push(id.to_owned());
+            }
         }
         removed
     }
@@ -344,6 +387,11 @@ impl CustomPatterns {
             self.next_id
         )
         .into_bytes();
+        // Written only when there is one: a record without retired ids
+        // keeps the bytes it always had.
+        if !self.retired.is_empty() {
+            out.extend_from_slice(format!("retired {}\n", self.retired.join(" ")).as_bytes());
+        }
         for p in &self.patterns {
             let category = p.category.map_or(6, Category::index);
             let kind = match p.kind {
@@ -383,6 +431,12 @@ impl CustomPatterns {
         Some(CustomPatterns {
             changed: view.changed().map(str::to_owned),
             next_id: view.next_id,
+            retired: view
+                .retired
+                .split(' ')
+                .filter(|id| !id.is_empty())
+                .map(str::to_owned)
+                .collect(),
             patterns,
         })
     }
@@ -450,6 +504,9 @@ pub(crate) struct ServingView<'a> {
     pub changed: Option<&'a str>,
     /// Next id number (kept for [`CustomPatterns::decode`]).
     pub next_id: u64,
+    /// Retired ids, space-separated as stored (kept for
+    /// [`CustomPatterns::decode`]; a request never splits them).
+    pub retired: &'a str,
     /// The patterns in order.
     pub entries: Vec<ServingEntry<'a>>,
     /// Owned date when read from a JSON document.
@@ -470,6 +527,10 @@ impl<'a> ServingView<'a> {
         let changed = lines.next()?.strip_prefix("changed ")?;
         let changed = (changed != "-").then_some(changed);
         let next_id = lines.next()?.strip_prefix("next-id ")?.parse().ok()?;
+        let mut lines = lines.peekable();
+        let retired = lines
+            .next_if(|line| line.starts_with("retired "))
+            .map_or("", |line| &line["retired ".len()..]);
         let mut entries = Vec::new();
         for line in lines {
             let mut fields = line.splitn(5, '\t');
@@ -494,6 +555,7 @@ impl<'a> ServingView<'a> {
         Some(ServingView {
             changed,
             next_id,
+            retired,
             entries,
             owned_changed: None,
         })
@@ -520,6 +582,7 @@ impl<'a> ServingView<'a> {
         Some(ServingView {
             changed: None,
             next_id: doc.next_id,
+            retired: "",
             entries,
             owned_changed: doc.changed.clone(),
         })

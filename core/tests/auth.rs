@@ -124,3 +124,41 @@ fn generated_keys_have_the_documented_shape() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }
+
+/// A shell's access log names the key a request presents by its hash, for
+/// every spelling the endpoint accepts, and for nothing it refuses.
+#[test]
+fn the_presented_key_is_read_as_the_endpoint_reads_it() {
+    use noise_filter_core::KeyHash;
+    let key = noise_filter_core::ApiKey::from_random([0x5a; 24]);
+    let hash = Some(key.hash());
+    let k = key.expose();
+    for accepted in [
+        format!("Bearer {k}"),
+        format!("bearer {k}"),
+        format!("BEARER {k}"),
+        format!("Bearer\t{k}"),
+        format!("  Bearer   {k}  "),
+    ] {
+        assert_eq!(
+            KeyHash::presented(&[accepted.as_bytes()]),
+            hash,
+            "{accepted:?}"
+        );
+    }
+    let basic = format!("Basic {k}");
+    let two = format!("Bearer {k} x");
+    for refused in [basic.as_str(), two.as_str(), "Bearer not-a-key", "Bearer"] {
+        assert_eq!(
+            KeyHash::presented(&[refused.as_bytes()]),
+            None,
+            "{refused:?}"
+        );
+    }
+    let once = format!("Bearer {k}");
+    assert_eq!(
+        KeyHash::presented(&[once.as_bytes(), once.as_bytes()]),
+        None,
+        "a header given twice authenticates nothing"
+    );
+}

@@ -75,7 +75,9 @@ pub fn print_keys(keys: &[ListedKey]) -> anyhow::Result<()> {
                 out,
                 "{short:<14} {:<20} {:<16} {:<21} {}",
                 r.account.as_str(),
-                r.label,
+                // Labels are checked when made; one stored before that is
+                // still printed on one row.
+                r.label.escape_debug().to_string(),
                 r.created,
                 r.revoked.as_deref().unwrap_or("-")
             )?,
@@ -132,7 +134,7 @@ pub fn print_patterns(patterns: &CustomPatterns) -> anyhow::Result<()> {
             p.category_name(noise_filter_core::Variant::A),
             p.confidence,
             serde_json::to_string(&p.pattern)?,
-            p.source
+            p.source.escape_debug()
         )?;
     }
     Ok(())
@@ -167,9 +169,25 @@ pub async fn remove_pattern(store: &Backend, account: &str, id: &str) -> anyhow:
     Ok(())
 }
 
-/// Reads an import file: a JSON array of patterns as `patterns add` takes them.
+/// Reads an import file: a JSON array of patterns as `patterns add` takes
+/// them. A file larger than any valid import is refused before it is read.
 pub fn read_import(path: &std::path::Path) -> anyhow::Result<Vec<NewPattern>> {
-    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    use std::io::Read as _;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut text = Vec::new();
+    // Read at most one byte past the bound: a pipe or a file that grows
+    // is bounded too, not only what its metadata says.
+    file.take(admin::MAX_IMPORT_BYTES + 1)
+        .read_to_end(&mut text)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(
+        text.len() as u64 <= admin::MAX_IMPORT_BYTES,
+        "{} is larger than {} MiB, more than the most custom patterns an account may have \
+         can take; nothing written",
+        path.display(),
+        admin::MAX_IMPORT_BYTES >> 20
+    );
     serde_json::from_slice(&text).map_err(|e| {
         anyhow!(
             "{}: {e}; expected a JSON array of objects with `pattern` and optional `type` \

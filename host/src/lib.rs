@@ -4,12 +4,14 @@
 //!
 //! - [`serve`]: the HTTP server, an instance pool of the Spin component
 //!   under wasmtime, one instance per request in flight.
-//! - [`guest`]: what one component instance sees of the host (WASI,
+//! - [`instance`]: what one component instance sees of the host (WASI,
 //!   wasi:http, the key-value imports), translated to a store session.
 //! - [`store`]: the key-value stores behind the component's labels
 //!   (SQLite in Spin's layout, memory, Redis).
-//! - [`metrics`]: Prometheus metrics and the admin listener (probes).
-//! - [`connections`]: the public listener's header-read deadline and drain.
+//! - [`connections`]: what a connection may hold and for how long (both
+//!   listeners' accept loop, the drain).
+//! - [`ops`]: the operations listener (probes, metrics).
+//! - [`metrics`]: the Prometheus metrics.
 //! - [`refusal`]: the HTTP layer's own refusals rewritten as the core's.
 //! - [`logs`]: `tracing` lines to stderr, written in batches.
 //! - [`admin`]: keys and custom patterns on those stores, as the core
@@ -17,9 +19,10 @@
 
 pub mod admin;
 pub mod connections;
-pub mod guest;
+pub mod instance;
 pub mod logs;
 pub mod metrics;
+pub mod ops;
 pub mod refusal;
 pub mod serve;
 pub mod store;

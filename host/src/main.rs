@@ -1,15 +1,16 @@
-//! `noise-filter-host`: serves the noise-filter Spin component under wasmtime,
-//! and administers its key-value store.
+//! `noise-filter`: serves the noise-filter Spin component under wasmtime,
+//! and administers its key-value store. (`noise-filter-host`, its name
+//! before, still runs it: `src/bin/noise-filter-host.rs`.)
 //!
 //! ```text
-//! noise-filter-host serve [--listen 127.0.0.1:8080]
-//! noise-filter-host keys create --account acme [--label ci]
-//! noise-filter-host keys list [--account acme]
-//! noise-filter-host keys revoke <hash prefix>
-//! noise-filter-host patterns add --account acme --pattern "…" [--type regex] …
-//! noise-filter-host patterns list --account acme
-//! noise-filter-host patterns remove --account acme <id>
-//! noise-filter-host patterns import --account acme patterns.json
+//! noise-filter serve [--listen 127.0.0.1:8080]
+//! noise-filter keys create --account acme [--label ci]
+//! noise-filter keys list [--account acme]
+//! noise-filter keys revoke <hash prefix>
+//! noise-filter patterns add --account acme --pattern "…" [--type regex] …
+//! noise-filter patterns list --account acme
+//! noise-filter patterns remove --account acme <id>
+//! noise-filter patterns import --account acme patterns.json
 //! ```
 //!
 //! Every command works on the same store, chosen with `--state-dir`,
@@ -18,11 +19,13 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
-use noise_filter_core::NewPattern;
+use noise_filter_core::{Kind, NewPattern};
 
+use noise_filter_host::connections::ConnectionLimits;
 use noise_filter_host::logs::LogFormat;
 use noise_filter_host::store::{self, StoreSpec, Stores};
 use noise_filter_host::{admin, serve};
@@ -38,7 +41,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Debug, Parser)]
 #[command(
-    name = "noise-filter-host",
+    name = "noise-filter",
     version,
     about = "Serve the noise-filter component under wasmtime and administer its key-value store"
 )]
@@ -130,23 +133,42 @@ struct ServeArgs {
     /// Time a client has to send a request's head, on a new connection and
     /// between two requests of a kept-alive one (so also the idle timeout).
     #[arg(long, value_name = "MS", env = "NOISE_FILTER_HEADER_READ_TIMEOUT_MS",
-          default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+          default_value_t = ConnectionLimits::PUBLIC.header_read_timeout.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
     header_read_timeout_ms: u64,
     /// Most connections open at once; beyond it new clients wait in the
-    /// kernel's backlog. Keep it below `ulimit -n`.
+    /// kernel's backlog. Keep it below `ulimit -n`, with room for the
+    /// operations listener's 32 and the stores' connections.
     #[arg(long, value_name = "N", env = "NOISE_FILTER_MAX_CONNECTIONS",
-          default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+          default_value_t = ConnectionLimits::PUBLIC.max_connections as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// How long one connection may stay open, however busy; then it closes
+    /// after the answer in flight (a client that keeps a connection alive
+    /// cannot hold its slot for ever).
+    #[arg(long, value_name = "MS", env = "NOISE_FILTER_MAX_CONNECTION_AGE_MS",
+          default_value_t = ConnectionLimits::PUBLIC.max_age.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_connection_age_ms: u64,
     /// Serve `/livez`, `/readyz` and `/metrics` (Prometheus) on this address
     /// too (keep it off the public network). Default: not served.
-    #[arg(long, value_name = "ADDR", env = "NOISE_FILTER_ADMIN_LISTEN")]
-    admin_listen: Option<SocketAddr>,
-    /// On SIGTERM or SIGINT, how long requests in flight may take to finish.
+    /// `--admin-listen` and `NOISE_FILTER_ADMIN_LISTEN`, its names before,
+    /// still work.
+    #[arg(
+        long,
+        alias = "admin-listen",
+        value_name = "ADDR",
+        env = "NOISE_FILTER_OPS_LISTEN"
+    )]
+    ops_listen: Option<SocketAddr>,
+    /// How long a connection told to close (SIGTERM or SIGINT, or its age
+    /// reached) may take to finish the request in flight before it is
+    /// closed outright.
     #[arg(
         long,
         value_name = "MS",
         env = "NOISE_FILTER_SHUTDOWN_TIMEOUT_MS",
-        default_value_t = 10_000
+        default_value_t = ConnectionLimits::PUBLIC.grace.as_millis() as u64
     )]
     shutdown_timeout_ms: u64,
     /// The component (`noise_filter_spin.wasm`). Default: the file of that
@@ -257,17 +279,19 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            logs.say(&format!("error: cannot start the async runtime: {e}"));
             return ExitCode::FAILURE;
         }
     };
     let outcome = runtime.block_on(run(cli));
-    // The log lines before the error, then the error.
-    logs.flush();
+    // The runtime's tasks (connections still closing) do not outlive it.
+    runtime.shutdown_background();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // After the log lines before it; like them, never waited for
+            // longer than a moment if stderr does not take it.
+            logs.say(&format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }
@@ -294,7 +318,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         rate.describe(&store::rate_file(&sqlite_path))
     );
     let connect = store::ConnectOptions {
-        deadline: std::time::Duration::from_millis(cli.store.store_timeout_ms),
+        deadline: Duration::from_millis(cli.store.store_timeout_ms),
         redis_ca: match &cli.store.redis_ca_file {
             Some(file) => Some(std::fs::read(file).map_err(|e| {
                 anyhow::anyhow!("cannot read --redis-ca-file {}: {e}", file.display())
@@ -311,14 +335,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 component,
                 fixed_time_ms: args.fixed_time_ms,
                 reuse: args.max_instance_reuse_count,
-                limits: serve::ConnectionLimits {
-                    header_read_timeout: std::time::Duration::from_millis(
-                        args.header_read_timeout_ms,
-                    ),
+                limits: ConnectionLimits {
+                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
                     max_connections: args.max_connections as usize,
-                    shutdown_timeout: std::time::Duration::from_millis(args.shutdown_timeout_ms),
+                    max_age: Duration::from_millis(args.max_connection_age_ms),
+                    grace: Duration::from_millis(args.shutdown_timeout_ms),
                 },
-                admin_listen: args.admin_listen,
+                // The old variable, for deployments that still set it.
+                ops_listen: args.ops_listen.or(old_ops_listen()?),
             };
             // A store that does not answer now fails the start, within
             // seconds, rather than every request after it.
@@ -401,7 +425,7 @@ async fn greet(default: &store::Backend, base: &str, demo: bool) -> anyhow::Resu
     let keys = admin::list_keys(default, None).await?;
     if !keys.is_empty() || !demo {
         println!(
-            "{} key(s) in the store; create one with: noise-filter-host keys create --account NAME",
+            "{} key(s) in the store; create one with: noise-filter keys create --account NAME",
             keys.len()
         );
         return Ok(());
@@ -422,6 +446,9 @@ async fn greet(default: &store::Backend, base: &str, demo: bool) -> anyhow::Resu
     Ok(())
 }
 
+/// The pattern the flags describe, for the core to validate. Built as is
+/// (not through JSON, which has no NaN or infinity: `--confidence NaN`
+/// would have become an absent confidence, the default 1.0).
 fn new_pattern(
     pattern: String,
     kind: &str,
@@ -430,16 +457,28 @@ fn new_pattern(
     source: Option<String>,
     id: Option<String>,
 ) -> anyhow::Result<NewPattern> {
-    let json = serde_json::json!({
-        "pattern": pattern,
-        "type": kind,
-        "category": category,
-        "confidence": confidence,
-        "source": source,
-        "id": id,
-    });
-    serde_json::from_value(json)
-        .map_err(|e| anyhow::anyhow!("--type {kind:?}: {e}; use string or regex"))
+    // The kind's names are the core's (its serde spelling).
+    let kind: Kind = serde_json::from_value(serde_json::Value::String(kind.to_owned()))
+        .map_err(|e| anyhow::anyhow!("--type {kind:?}: {e}; use string or regex"))?;
+    Ok(NewPattern {
+        id,
+        pattern,
+        kind,
+        category,
+        confidence,
+        source,
+    })
+}
+
+/// `NOISE_FILTER_ADMIN_LISTEN`, the operations address's variable before
+/// `NOISE_FILTER_OPS_LISTEN`.
+fn old_ops_listen() -> anyhow::Result<Option<SocketAddr>> {
+    match std::env::var("NOISE_FILTER_ADMIN_LISTEN") {
+        Ok(address) => Ok(Some(address.parse().with_context(|| {
+            format!("NOISE_FILTER_ADMIN_LISTEN={address:?} is not an address")
+        })?)),
+        Err(_) => Ok(None),
+    }
 }
 
 /// `spin-app/.spin` of the repository when run inside it (so `spin up` in

@@ -1,13 +1,5 @@
-//! What an operator's monitoring reads: Prometheus metrics, and the admin
-//! listener (`--admin-listen`) that serves them with the liveness and
-//! readiness probes, on an address of its own so the public port never
-//! exposes them.
-//!
-//! | path | answer |
-//! |---|---|
-//! | `/livez` | `200 ok` while the process serves |
-//! | `/readyz` | `200 ready` when every store answers within its deadline, else `503` with the reason |
-//! | `/metrics` | the metrics below, Prometheus text format |
+//! What an operator's monitoring reads: Prometheus metrics (served by the
+//! operations listener, `ops.rs`).
 //!
 //! Metrics (one process-wide set, as a Prometheus client's default registry):
 //! `noise_filter_requests_total{route,status}`,
@@ -15,26 +7,19 @@
 //! `noise_filter_store_calls_total{operation,outcome}`,
 //! `noise_filter_store_call_duration_seconds{operation}` (histogram),
 //! `noise_filter_instances_created_total`, `noise_filter_open_connections`.
-//! `route` is one of the two published paths or `other`, so a scan of random
-//! paths cannot grow the label set.
+//! `route` is one of the two published paths or `other`, and `status` one
+//! the core or the HTTP layer answers, so no client can grow the label set.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
-use tokio::net::TcpListener;
-
-use crate::store::Stores;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -325,65 +310,11 @@ impl Metrics {
     }
 
     /// The text exposition.
-    fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
         text
-    }
-}
-
-/// Serves `/livez`, `/readyz` and `/metrics` on `listener` until the
-/// process ends.
-pub async fn serve_admin(listener: TcpListener, stores: Arc<Stores>) {
-    loop {
-        let Ok((socket, _)) = listener.accept().await else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
-        let stores = stores.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
-                let stores = stores.clone();
-                async move {
-                    let (status, content_type, body) =
-                        admin_answer(request.uri().path(), &stores).await;
-                    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
-                    *response.status_mut() = status;
-                    response.headers_mut().insert(
-                        hyper::header::CONTENT_TYPE,
-                        hyper::header::HeaderValue::from_static(content_type),
-                    );
-                    Ok::<_, std::convert::Infallible>(response)
-                }
-            });
-            let _ = http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(10))
-                .serve_connection(TokioIo::new(socket), service)
-                .await;
-        });
-    }
-}
-
-async fn admin_answer(path: &str, stores: &Stores) -> (hyper::StatusCode, &'static str, String) {
-    const TEXT: &str = "text/plain; charset=utf-8";
-    match path {
-        "/livez" => (hyper::StatusCode::OK, TEXT, "ok\n".into()),
-        "/readyz" => match stores.ping().await {
-            Ok(()) => (hyper::StatusCode::OK, TEXT, "ready\n".into()),
-            Err(e) => (
-                hyper::StatusCode::SERVICE_UNAVAILABLE,
-                TEXT,
-                format!("not ready: {e}\n"),
-            ),
-        },
-        "/metrics" => (
-            hyper::StatusCode::OK,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            metrics().render(),
-        ),
-        _ => (hyper::StatusCode::NOT_FOUND, TEXT, "not found\n".into()),
     }
 }
 

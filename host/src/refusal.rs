@@ -41,8 +41,8 @@ impl<T> ServiceRefusals<T> {
 }
 
 /// The core's answer in place of `head`, when `head` is one of hyper's own
-/// refusals.
-fn replacement(head: &[u8]) -> Option<Vec<u8>> {
+/// refusals: its status and bytes.
+fn replacement(head: &[u8]) -> Option<(u16, Vec<u8>)> {
     let rest = head.strip_prefix(b"HTTP/1.1 ")?;
     // Every write passes here: a 2xx or 3xx head (or a body chunk) is let
     // through on its first bytes.
@@ -73,16 +73,26 @@ fn replacement(head: &[u8]) -> Option<Vec<u8>> {
     ));
     let mut bytes = out.into_bytes();
     bytes.extend_from_slice(&answer.body);
-    tracing::info!(
-        target: "access",
-        status = answer.status,
-        "refused by the HTTP layer before routing"
-    );
-    crate::metrics::metrics().refused_by_http_layer(answer.status);
-    Some(bytes)
+    Some((answer.status, bytes))
 }
 
 impl<T: AsyncWrite + Unpin> ServiceRefusals<T> {
+    /// Starts writing the core's answer instead of `head` when `head` is
+    /// one of hyper's refusals (logged and counted as a request of its
+    /// own, which never reached routing); `stands_for`: the bytes of
+    /// hyper's answer it replaces.
+    fn replace(&mut self, head: &[u8], stands_for: usize) {
+        if let Some((status, bytes)) = replacement(head) {
+            tracing::info!(
+                target: "access",
+                status,
+                "refused by the HTTP layer before routing"
+            );
+            crate::metrics::metrics().refused_by_http_layer(status);
+            self.replacing = Some((bytes, 0, stands_for));
+        }
+    }
+
     /// Writes the rest of a replacement; `Ready(n)` with the length of
     /// hyper's answer it stands for once all of it is sent.
     fn poll_replacing(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<usize>> {
@@ -118,10 +128,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for ServiceRefusals<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        if self.replacing.is_none()
-            && let Some(bytes) = replacement(buf)
-        {
-            self.replacing = Some((bytes, 0, buf.len()));
+        if self.replacing.is_none() {
+            self.replace(buf, buf.len());
         }
         if self.replacing.is_some() {
             return self.poll_replacing(cx);
@@ -137,9 +145,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for ServiceRefusals<T> {
         // hyper's own answers are a head alone, in one buffer.
         if self.replacing.is_none()
             && let Some(first) = bufs.first()
-            && let Some(bytes) = replacement(first)
         {
-            self.replacing = Some((bytes, 0, first.len()));
+            self.replace(first, first.len());
         }
         if self.replacing.is_some() {
             return self.poll_replacing(cx);
@@ -191,7 +198,9 @@ mod tests {
                     .to_vec(),
             ),
         ] {
-            let out = String::from_utf8(replacement(&head).unwrap()).unwrap();
+            let (said, bytes) = replacement(&head).unwrap();
+            assert_eq!(said, status);
+            let out = String::from_utf8(bytes).unwrap();
             let rejection = noise_filter_core::Rejection::of_http_layer(status).unwrap();
             let body = String::from_utf8(rejection.body()).unwrap();
             assert!(out.starts_with(&format!("HTTP/1.1 {status} ")), "{out}");
@@ -229,6 +238,6 @@ mod tests {
         let mut got = Vec::new();
         far.read_to_end(&mut got).await.unwrap();
         writer.await.unwrap();
-        assert_eq!(got, replacement(HYPER_414).unwrap());
+        assert_eq!(got, replacement(HYPER_414).unwrap().1);
     }
 }

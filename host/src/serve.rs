@@ -17,22 +17,25 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use wasmtime::component::{Component, Linker};
+use tokio::sync::oneshot;
+use wasmtime::component::{Component, Linker, Resource};
 use wasmtime::{
     Cache, CacheConfig, Config, Enabled, Engine, InstanceAllocationStrategy,
     PoolingAllocationConfig, Store,
 };
 use wasmtime_wasi::{HostWallClock, WasiCtx};
 use wasmtime_wasi_http::WasiHttpView;
-use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::p2::types::{HostIncomingRequest, HostResponseOutparam};
 
-use crate::connections::{Connections, Counted, Expired, InFlight, Progress};
-use crate::guest::{self, Guest};
-use crate::logs::{AccessLine, RequestId};
+use crate::connections::{ConnectionLimits, Connections};
+use crate::instance::{self, InstanceState};
+use crate::logs::{AccessLine, MAX_LOGGED_METHOD, MAX_LOGGED_PATH, Printable, RequestId};
+use crate::ops::Health;
 use crate::store::Stores;
 
 /// Most instances alive at once (requests in flight).
@@ -47,6 +50,12 @@ pub const DEFAULT_REUSE: u32 = 128;
 /// resident memory.
 const MAX_IDLE: usize = 64;
 
+/// The most bytes of a request head hyper buffers: what one connection can
+/// make the server hold before its head is complete (hyper's default is
+/// ~400 KiB). Room for a request line of 64 KiB, the longest hyper reads
+/// (longer is a 414), with ordinary headers.
+pub const MAX_HEAD_BUFFER: usize = 80 * 1024;
+
 /// What `serve` needs.
 #[derive(Debug)]
 pub struct ServeOptions {
@@ -59,41 +68,10 @@ pub struct ServeOptions {
     pub fixed_time_ms: Option<u64>,
     /// Requests one instance serves before it is dropped (≥ 1).
     pub reuse: u32,
-    /// What a connection may hold and for how long.
+    /// What a public connection may hold and for how long.
     pub limits: ConnectionLimits,
     /// Where to serve the probes and metrics (`None`: nowhere).
-    pub admin_listen: Option<SocketAddr>,
-}
-
-/// Connection hygiene: what a slow, idle or abusive client may hold.
-#[derive(Debug, Clone, Copy)]
-pub struct ConnectionLimits {
-    /// Time to send a request's whole head, counted from when the server
-    /// starts waiting for it: on a new connection, and after the last byte
-    /// of an answer on a kept-alive one, so it is also the idle keep-alive
-    /// timeout. A slowloris client that drips header bytes is closed after
-    /// it. Enforced to a tenth of itself (`connections.rs`): such a
-    /// connection closes between 1 and 1.1 times this after it went quiet.
-    pub header_read_timeout: Duration,
-    /// Most connections open at once. Beyond it the server stops accepting:
-    /// new clients wait in the kernel's backlog until a connection ends
-    /// (the header timeout frees slots held by slow clients), and the
-    /// process never runs out of file descriptors (which made `accept`
-    /// fail for everyone). Keep it below the process's `ulimit -n`.
-    pub max_connections: usize,
-    /// How long a stopping server (SIGTERM, SIGINT) waits for requests in
-    /// flight before it exits anyway.
-    pub shutdown_timeout: Duration,
-}
-
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        ConnectionLimits {
-            header_read_timeout: Duration::from_secs(10),
-            max_connections: 1024,
-            shutdown_timeout: Duration::from_secs(10),
-        }
-    }
+    pub ops_listen: Option<SocketAddr>,
 }
 
 /// A wall clock that always reads the same instant.
@@ -112,7 +90,7 @@ impl HostWallClock for FixedClock {
 /// What every request is served with: the pre-instantiated component, the
 /// stores, the clock.
 pub struct Server {
-    pre: ProxyPre<Guest>,
+    pre: ProxyPre<InstanceState>,
     stores: Arc<Stores>,
     clock: Option<FixedClock>,
     /// Requests one instance may serve before it is dropped (1: a fresh
@@ -120,31 +98,41 @@ pub struct Server {
     reuse: u32,
     /// Instances that finished a request cleanly and may take another,
     /// most recently used last (its pages are the warmest).
-    idle: std::sync::Mutex<Vec<Warm>>,
+    idle: std::sync::Mutex<Vec<Instance>>,
     /// Requests handed to the component, and instances made for them: said
     /// when the server stops.
     requests: AtomicU64,
     instances: AtomicU64,
 }
 
-/// What a connection's service holds: the server, and the connection's
-/// progress for its deadline.
+/// What a connection's service holds: one `Arc` of the connection's own,
+/// cloned per request, rather than the server's, which every request on
+/// every worker would share.
 struct Conn {
     server: Arc<Server>,
-    progress: Arc<Progress>,
 }
 
-/// An instance between two requests.
-pub struct Warm {
-    pub store: Store<Guest>,
-    pub proxy: Proxy,
+/// An instance of the component, between requests or serving one.
+pub struct Instance {
+    store: Store<InstanceState>,
+    proxy: Proxy,
     /// Requests it has served.
-    pub served: u32,
+    served: u32,
 }
+
+/// A request handed to an instance, its handler not yet run.
+pub struct Call {
+    instance: Instance,
+    request: Resource<HostIncomingRequest>,
+    out: Resource<HostResponseOutparam>,
+}
+
+/// Where the component's answer to a [`Call`] arrives.
+pub type Answer = oneshot::Receiver<Result<hyper::Response<HyperOutgoingBody>, ErrorCode>>;
 
 /// Compiles the component and links it against WASI, wasi:http and the
 /// key-value imports.
-pub fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
+pub fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<InstanceState>> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(MAX_INSTANCES)
         .total_core_instances(MAX_INSTANCES * 8)
@@ -185,7 +173,7 @@ pub fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
         .map_err(anyhow::Error::from)
         .context("the component does not compile")?;
     let mut linker = Linker::new(&engine);
-    guest::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
+    instance::add_to_linker(&mut linker).map_err(anyhow::Error::from)?;
     let pre = linker
         .instantiate_pre(&component)
         .and_then(ProxyPre::new)
@@ -194,14 +182,14 @@ pub fn prepare(component: &std::path::Path) -> anyhow::Result<ProxyPre<Guest>> {
     Ok(pre)
 }
 
-/// A compiled component and a bound socket, not yet serving.
+/// A compiled component and bound sockets, not yet serving.
 pub struct Ready {
-    pre: ProxyPre<Guest>,
+    pre: ProxyPre<InstanceState>,
     listener: TcpListener,
     fixed_time_ms: Option<u64>,
     reuse: u32,
     limits: ConnectionLimits,
-    admin: Option<TcpListener>,
+    ops: Option<TcpListener>,
     /// `http://<bound address>`.
     pub base: String,
 }
@@ -223,17 +211,20 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let base = format!("http://{}", listener.local_addr()?);
-    let admin = match options.admin_listen {
+    let ops = match options.ops_listen {
         Some(address) => Some(
             TcpListener::bind(address)
                 .await
-                .with_context(|| format!("cannot listen on {address} (--admin-listen)"))?,
+                .with_context(|| format!("cannot listen on {address} (--ops-listen)"))?,
         ),
         None => None,
     };
     println!("listening on {base}");
-    if let Some(admin) = &admin {
-        println!("admin (probes, metrics) on http://{}", admin.local_addr()?);
+    if let Some(ops) = &ops {
+        println!(
+            "operations (probes, metrics) on http://{}",
+            ops.local_addr()?
+        );
     }
     tracing::info!(
         component = %options.component.display(),
@@ -246,13 +237,27 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         fixed_time_ms: options.fixed_time_ms,
         reuse: options.reuse,
         limits: options.limits,
-        admin,
+        ops,
         base,
     })
 }
 
-/// Serves until SIGTERM or SIGINT, then drains: stops accepting, lets the
-/// requests in flight finish (at most `shutdown_timeout`) and returns.
+/// SIGTERM or SIGINT, whichever comes first; says which.
+fn stop_signal() -> anyhow::Result<impl Future<Output = &'static str>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        }
+    })
+}
+
+/// Serves until SIGTERM or SIGINT, then drains: readiness turns to 503,
+/// no new connection is accepted, requests in flight finish (each within
+/// the limits' grace) and it returns.
 pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     let Ready {
         pre,
@@ -260,97 +265,51 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         fixed_time_ms,
         reuse,
         limits,
-        admin,
+        ops,
         ..
     } = ready;
     stores.spawn_wal_checkpoints();
     let server = Server::new(pre, stores, fixed_time_ms, reuse);
-    if let Some(admin) = admin {
-        tokio::spawn(crate::metrics::serve_admin(admin, server.stores.clone()));
+    let health = Arc::new(Health::new(server.stores.clone()));
+    if let Some(ops) = ops {
+        tokio::spawn(crate::ops::serve(ops, health.clone()));
     }
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let connections = Connections::new(limits.header_read_timeout);
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("cannot listen for SIGTERM")?;
-    let signal = loop {
-        // A free slot first: at the cap, the next client waits in the
-        // kernel's backlog rather than costing a file descriptor.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.context("connection slots closed")?,
-            _ = tokio::signal::ctrl_c() => break "SIGINT",
-            _ = terminate.recv() => break "SIGTERM",
-        };
-        let (socket, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of file descriptors and the like: wait, go on.
-                    tracing::warn!("accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            _ = tokio::signal::ctrl_c() => break "SIGINT",
-            _ = terminate.recv() => break "SIGTERM",
-        };
-        let _ = socket.set_nodelay(true);
-        // The connection's progress, for its header-read deadline
-        // (`connections.rs`: one sweeper instead of a timer per request).
-        let progress = Arc::new(Progress::default());
-        // One `Arc` of this connection's own cloned per request, rather
-        // than the server's, which every request on both workers shares.
-        let conn = Arc::new(Conn {
-            server: server.clone(),
-            progress: progress.clone(),
-        });
-        let service = hyper::service::service_fn(move |request| {
-            let conn = conn.clone();
-            async move {
-                let _in_flight = InFlight::start(&conn.progress);
-                Ok::<_, std::convert::Infallible>(conn.server.handle(request).await)
-            }
-        });
-        let connection = http1::Builder::new()
-            .keep_alive(true)
-            // The header-read deadline is `connections`' (no hyper timer).
-            .header_read_timeout(None)
-            // hyper-util's TokioIo passes vectored writes through, so
-            // hyper sends head and body with one writev instead of
-            // first copying the ~90 KB body into its own buffer.
-            // Its own 400/414/431 answers become the core's.
-            .serve_connection(
-                TokioIo::new(crate::refusal::ServiceRefusals::new(Counted::new(
-                    socket,
-                    progress.clone(),
-                ))),
-                service,
-            );
-        let connection = connections.watch(connection, progress);
-        crate::metrics::metrics().connections(1);
-        tokio::spawn(async move {
-            match connection.await {
-                Ok(Err(e)) if !e.is_incomplete_message() => {
-                    tracing::debug!("connection closed: {e}");
-                }
-                Err(Expired) => tracing::debug!("connection closed: header read timeout"),
-                Ok(_) => {}
-            }
-            crate::metrics::metrics().connections(-1);
-            drop(slot);
-        });
-    };
-    // No new connections; kept-alive idle ones are closed, requests in
-    // flight finish.
+    let stop = stop_signal()?;
+    let connections = Connections::new(limits, true);
+    let signal = connections
+        .accept(&listener, stop, |socket| {
+            let conn = Arc::new(Conn {
+                server: server.clone(),
+            });
+            let service = hyper::service::service_fn(move |request| {
+                let conn = conn.clone();
+                async move { Ok::<_, std::convert::Infallible>(conn.server.handle(request).await) }
+            });
+            http1::Builder::new()
+                .timer(TokioTimer::new())
+                .keep_alive(true)
+                .header_read_timeout(limits.header_read_timeout)
+                .max_buf_size(MAX_HEAD_BUFFER)
+                // hyper-util's TokioIo passes vectored writes through, so
+                // hyper sends head and body with one writev instead of
+                // first copying the ~200 KB body into its own buffer.
+                // Its own 400/414/431 answers become the core's.
+                .serve_connection(
+                    TokioIo::new(crate::refusal::ServiceRefusals::new(socket)),
+                    service,
+                )
+        })
+        .await;
+    // Not ready from now on; no new connections; kept-alive idle ones are
+    // closed, requests in flight finish.
+    health.start_draining();
     drop(listener);
-    let open = connections.count();
     tracing::info!(
         signal,
-        open_connections = open,
+        open_connections = connections.open(),
         "stopping: draining requests in flight"
     );
-    let drained = tokio::time::timeout(limits.shutdown_timeout, connections.drain())
-        .await
-        .is_ok();
+    let drained = connections.drain(limits.grace).await;
     tracing::info!(
         requests = server.requests.load(Ordering::Relaxed),
         instances = server.instances.load(Ordering::Relaxed),
@@ -360,11 +319,24 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Why a request cannot be handed to the component, if it cannot: wasi:http
+/// carries a request's authority as text, so a request needs exactly one
+/// `Host` (RFC 9112 §3.2) of visible ASCII. Refused here with the core's
+/// 400, as the core would refuse a malformed request, rather than as a
+/// failure of the component (a 503 and an error line anyone could cause).
+fn unfit_for_the_component<B>(request: &hyper::Request<B>) -> Option<noise_filter_core::Rejection> {
+    let mut hosts = request.headers().get_all(hyper::header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(host), None) if host.to_str().is_ok() => None,
+        _ => Some(noise_filter_core::Rejection::MalformedRequest),
+    }
+}
+
 impl Server {
     /// A server for `pre` over `stores`; `fixed_time_ms` and `reuse` as in
     /// [`ServeOptions`].
     pub fn new(
-        pre: ProxyPre<Guest>,
+        pre: ProxyPre<InstanceState>,
         stores: Stores,
         fixed_time_ms: Option<u64>,
         reuse: u32,
@@ -391,34 +363,24 @@ impl Server {
     ) -> hyper::Response<HyperOutgoingBody> {
         let started = std::time::Instant::now();
         let access = access_line(&request, &self.requests);
-        // HTTP/1.1 needs exactly one Host (RFC 9112 §3.2), and wasi:http
-        // cannot make a request without an authority: refused here, with
-        // the core's 400, rather than as a failure of the component (503).
-        let response = if request
-            .headers()
-            .get_all(hyper::header::HOST)
-            .iter()
-            .count()
-            != 1
-        {
-            host_error(&noise_filter_core::Rejection::MalformedRequest)
-        } else {
-            match self.call_guest(request).await {
+        let response = match unfit_for_the_component(&request) {
+            Some(rejection) => host_error(&rejection),
+            None => match self.call_component(request).await {
                 Ok(response) => response,
                 Err(e) => {
                     tracing::error!(request_id = %access.request_id, "request failed in the host: {e:#}");
                     host_error(&noise_filter_core::Rejection::HandlerFailed)
                 }
-            }
+            },
         };
         let (status, took) = (response.status().as_u16(), started.elapsed());
-        crate::metrics::metrics().request(&access.path, status, took);
+        crate::metrics::metrics().request(access.path.as_str(), status, took);
         access.log(status, took);
         response
     }
 
     /// The state of one new instance (one request).
-    pub fn new_store(&self) -> Store<Guest> {
+    fn new_store(&self) -> Store<InstanceState> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stderr();
         if let Some(clock) = self.clock {
@@ -426,16 +388,16 @@ impl Server {
         }
         Store::new(
             self.pre.engine(),
-            Guest::new(wasi.build(), self.stores.clone()),
+            InstanceState::new(wasi.build(), self.stores.clone()),
         )
     }
 
     /// An instance for one request: the most recently used idle one, or a
     /// new one from the pool.
-    pub async fn instance(&self) -> anyhow::Result<Warm> {
+    pub async fn instance(&self) -> anyhow::Result<Instance> {
         let idle = self.idle.lock().map(|mut idle| idle.pop()).ok().flatten();
-        if let Some(warm) = idle {
-            return Ok(warm);
+        if let Some(instance) = idle {
+            return Ok(instance);
         }
         self.instances.fetch_add(1, Ordering::Relaxed);
         crate::metrics::metrics().instance_created();
@@ -445,7 +407,7 @@ impl Server {
             .instantiate_async(&mut store)
             .await
             .map_err(anyhow::Error::from)?;
-        Ok(Warm {
+        Ok(Instance {
             store,
             proxy,
             served: 0,
@@ -456,21 +418,21 @@ impl Server {
     /// returned, it released every resource it was given or made, and it
     /// has served fewer than `reuse` requests; otherwise drops it (its
     /// memory is reset for the pool).
-    pub fn release(&self, mut warm: Warm, returned: bool) {
-        warm.served += 1;
-        let clean = warm.store.data_mut().end_request();
+    pub fn release(&self, mut instance: Instance, returned: bool) {
+        instance.served += 1;
+        let clean = instance.store.data_mut().end_request();
         if returned
             && clean
-            && warm.served < self.reuse
+            && instance.served < self.reuse
             && let Ok(mut idle) = self.idle.lock()
             && idle.len() < MAX_IDLE
         {
-            idle.push(warm);
+            idle.push(instance);
         }
     }
 
     /// One request through an instance of the component.
-    pub async fn call_guest<B>(
+    pub async fn call_component<B>(
         self: &Arc<Self>,
         request: hyper::Request<B>,
     ) -> anyhow::Result<hyper::Response<HyperOutgoingBody>>
@@ -479,36 +441,12 @@ impl Server {
         B::Error: Into<wasmtime_wasi_http::Error>,
     {
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let Warm {
-            mut store,
-            proxy,
-            served,
-        } = self.instance().await.context("the component failed")?;
-        let (sender, mut receiver) = tokio::sync::oneshot::channel();
-        let request = store
-            .data_mut()
-            .http()
-            .new_incoming_request(Scheme::Http, request)
-            .map_err(anyhow::Error::from)?;
-        let out = store
-            .data_mut()
-            .http()
-            .new_response_outparam(sender)
-            .map_err(anyhow::Error::from)?;
+        let instance = self.instance().await.context("the component failed")?;
+        let (call, mut answer) = instance.begin(request)?;
         let server = self.clone();
         let mut guest = Box::pin(async move {
-            let outcome = proxy
-                .wasi_http_incoming_handler()
-                .call_handle(&mut store, request, out)
-                .await;
-            server.release(
-                Warm {
-                    store,
-                    proxy,
-                    served,
-                },
-                outcome.is_ok(),
-            );
+            let (instance, outcome) = call.handle().await;
+            server.release(instance, outcome.is_ok());
             outcome
         });
         // Run the guest in this connection's task: it usually sets the
@@ -519,7 +457,7 @@ impl Server {
         let (finished, answered) = tokio::select! {
             biased;
             finished = &mut guest => (Some(finished), None),
-            answered = &mut receiver => (None, Some(answered)),
+            answered = &mut answer => (None, Some(answered)),
         };
         if finished.is_none() {
             tokio::spawn(async move {
@@ -530,7 +468,7 @@ impl Server {
         }
         let answered = match answered {
             Some(answered) => answered,
-            None => receiver.await,
+            None => answer.await,
         };
         match answered {
             Ok(Ok(response)) => Ok(response),
@@ -543,6 +481,54 @@ impl Server {
                 Err(outcome.context("the component failed"))
             }
         }
+    }
+}
+
+impl Instance {
+    /// Hands `request` to this instance: the call to run, and where its
+    /// answer arrives.
+    pub fn begin<B>(mut self, request: hyper::Request<B>) -> anyhow::Result<(Call, Answer)>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<wasmtime_wasi_http::Error>,
+    {
+        let (sender, answer) = oneshot::channel();
+        let (request, out) = {
+            let mut http = self.store.data_mut().http();
+            let request = http
+                .new_incoming_request(Scheme::Http, request)
+                .map_err(anyhow::Error::from)?;
+            let out = http
+                .new_response_outparam(sender)
+                .map_err(anyhow::Error::from)?;
+            (request, out)
+        };
+        Ok((
+            Call {
+                instance: self,
+                request,
+                out,
+            },
+            answer,
+        ))
+    }
+}
+
+impl Call {
+    /// Runs the component's handler; gives the instance back, with whether
+    /// the handler returned (for [`Server::release`]).
+    pub async fn handle(self) -> (Instance, wasmtime::Result<()>) {
+        let Call {
+            mut instance,
+            request,
+            out,
+        } = self;
+        let outcome = instance
+            .proxy
+            .wasi_http_incoming_handler()
+            .call_handle(&mut instance.store, request, out)
+            .await;
+        (instance, outcome)
     }
 }
 
@@ -559,30 +545,30 @@ fn access_line<B>(request: &hyper::Request<B>, served: &AtomicU64) -> AccessLine
     let headers = request.headers();
     let request_id = headers
         .get(&X_REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
+        .map(hyper::header::HeaderValue::as_bytes)
         .filter(|v| {
-            !v.is_empty() && v.len() <= MAX_REQUEST_ID && v.bytes().all(|b| b.is_ascii_graphic())
+            !v.is_empty() && v.len() <= MAX_REQUEST_ID && v.iter().all(u8::is_ascii_graphic)
         })
         .map_or_else(
             || RequestId::Host(served.load(Ordering::Relaxed)),
-            |v| RequestId::Client(v.to_owned()),
+            |v| RequestId::Client(Printable::new(v, MAX_REQUEST_ID)),
         );
     // The key's hash is only for the log line: not made when access
-    // lines are filtered out (`RUST_LOG`).
-    let logged = tracing::enabled!(target: "access", tracing::Level::INFO);
-    let key = headers
-        .get(hyper::header::AUTHORIZATION)
-        .filter(|_| logged)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(|token| {
-            noise_filter_core::KeyHash::of(token.trim())
-                .short()
-                .to_owned()
-        });
+    // lines are filtered out (`RUST_LOG`). The core reads the header, as
+    // it does to authenticate: any spelling of the scheme it accepts.
+    let key = if tracing::enabled!(target: "access", tracing::Level::INFO) {
+        let values: Vec<&[u8]> = headers
+            .get_all(hyper::header::AUTHORIZATION)
+            .iter()
+            .map(hyper::header::HeaderValue::as_bytes)
+            .collect();
+        noise_filter_core::KeyHash::presented(&values).map(|hash| hash.short().to_owned())
+    } else {
+        None
+    };
     AccessLine {
-        method: request.method().clone(),
-        path: request.uri().path().to_owned(),
+        method: Printable::new(request.method().as_str().as_bytes(), MAX_LOGGED_METHOD),
+        path: Printable::new(request.uri().path().as_bytes(), MAX_LOGGED_PATH),
         key,
         request_id,
     }
@@ -614,10 +600,16 @@ impl std::fmt::Debug for Server {
     }
 }
 
-impl std::fmt::Debug for Warm {
+impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Warm")
+        f.debug_struct("Instance")
             .field("served", &self.served)
             .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call").finish_non_exhaustive()
     }
 }

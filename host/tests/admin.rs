@@ -156,6 +156,20 @@ fn patterns_add_list_remove_and_refusals_write_nothing() {
         "{list}"
     );
 
+    admin_ok(
+        s,
+        &[],
+        &[
+            "patterns",
+            "add",
+            "--account",
+            "acme",
+            "--pattern",
+            "chosen id",
+            "--id",
+            "custom-chosen",
+        ],
+    );
     let before = stored_rows(&state.db());
     for (args, message) in [
         (
@@ -176,8 +190,14 @@ fn patterns_add_list_remove_and_refusals_write_nothing() {
             "string or regex",
         ),
         (
-            vec!["--pattern", "valid text", "--id", "custom-1"],
+            vec!["--pattern", "valid text", "--id", "custom-chosen"],
             "already in use",
+        ),
+        // The assigned form is the service's: a chosen `custom-1` could
+        // name another pattern than the one assigned that id.
+        (
+            vec!["--pattern", "valid text", "--id", "custom-1"],
+            "form of an id the service assigns",
         ),
         (
             vec!["--pattern", "valid text", "--id", "Not An Id"],

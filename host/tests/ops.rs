@@ -208,20 +208,20 @@ fn sigterm_finishes_requests_in_flight_and_refuses_new_connections() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
-/// The admin address a host printed (`admin (probes, metrics) on http://…`).
+/// The operations address a host printed (`operations (probes, metrics) on http://…`), with `--admin-listen`, the flag's name before.
 fn admin_address(host: &Host) -> String {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let said = host.greeting.lock().unwrap().clone();
         if let Some(addr) = said
             .lines()
-            .find_map(|l| l.strip_prefix("admin (probes, metrics) on http://"))
+            .find_map(|l| l.strip_prefix("operations (probes, metrics) on http://"))
         {
             return addr.trim().to_owned();
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "no admin address in {said:?}"
+            "no operations address in {said:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -1,4 +1,4 @@
-"""The client against the real server: `noise-filter-host serve` over its
+"""The client against the real server: `noise-filter serve` over its
 SQLite store, with a key and a custom pattern made by its own admin CLI.
 
 `NOISE_FILTER_HOST_BIN` names the binary (`cargo xtask embed test` sets it
@@ -36,7 +36,7 @@ def host_bin() -> str:
 
 
 class Host:
-    """`noise-filter-host serve` on a port of 127.0.0.1 (0: any free one)."""
+    """`noise-filter serve` on a port of 127.0.0.1 (0: any free one)."""
 
     def __init__(self, state: Path) -> None:
         self.bin = host_bin()

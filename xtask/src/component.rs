@@ -42,7 +42,7 @@ pub(crate) fn build_package(package: &str) -> Result<PathBuf> {
 }
 
 /// Sets up (target, component, host in the `server` profile) and starts the server on
-/// the embedded default store, passing `args` to `noise-filter-host serve`.
+/// the embedded default store, passing `args` to `noise-filter serve`.
 pub(crate) fn serve(args: &[String]) -> Result {
     // `cargo xtask serve -- --listen …`: the `--` is cargo's habit, not ours.
     let args = match args.split_first() {
@@ -57,9 +57,7 @@ pub(crate) fn serve(args: &[String]) -> Result {
         "--package",
         "noise-filter-host",
     ]))?;
-    let host = util::target_dir()
-        .join(SERVER_PROFILE)
-        .join("noise-filter-host");
+    let host = util::target_dir().join(SERVER_PROFILE).join("noise-filter");
     let mut cmd = Command::new(&host);
     // The README's run command: a first run on an empty store gets a demo
     // key to try (a server started any other way never mints one).

@@ -201,31 +201,31 @@ pub(crate) enum Host {
     /// the target folder); skipped, and said, when none is.
     IfBuilt,
     /// Always (`cargo xtask ci`: its native tests built the host's binary,
-    /// `<target>/debug/noise-filter-host`, and the Spin component).
+    /// `<target>/debug/noise-filter`, and the Spin component).
     Required,
 }
 
 /// The host binary the client's tests start, if any: `NOISE_FILTER_HOST_BIN`,
-/// else the newest `noise-filter-host` of the target folder's profiles.
+/// else the newest `noise-filter` of the target folder's profiles.
 fn host_binary(want: Host) -> Result<Option<PathBuf>> {
     if let Some(bin) = std::env::var_os("NOISE_FILTER_HOST_BIN") {
         return Ok(Some(PathBuf::from(bin)));
     }
     let newest = ["debug", "release", "server"]
         .iter()
-        .map(|profile| util::target_dir().join(profile).join("noise-filter-host"))
+        .map(|profile| util::target_dir().join(profile).join("noise-filter"))
         .filter_map(|bin| Some((std::fs::metadata(&bin).ok()?.modified().ok()?, bin)))
         .max()
         .map(|(_, bin)| bin);
     match (newest, want) {
         (Some(bin), _) => Ok(Some(bin)),
         (None, Host::Required) => Err(format!(
-            "no noise-filter-host in {}: the native tests build it",
+            "no noise-filter in {}: the native tests build it",
             util::target_dir().display()
         )),
         (None, Host::IfBuilt) => {
             eprintln!(
-                "no noise-filter-host built: the client's tests against the real host are skipped \
+                "no noise-filter built: the client's tests against the real host are skipped \
                  (cargo build -p noise-filter-host builds it)"
             );
             Ok(None)

@@ -18,8 +18,6 @@ use noise_filter_core::{MemoryStore, RecordKey, Request};
 
 use noise_filter_host::serve::Server;
 use noise_filter_host::store::{StoreSpec, Stores};
-use wasmtime_wasi_http::WasiHttpView as _;
-use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 
 /// Options of `bench call`.
 #[derive(Debug, clap::Args)]
@@ -159,45 +157,26 @@ struct Phases {
 }
 
 impl Phases {
-    /// One request, phase by phase, as `Server::call_guest` does it (the
-    /// guest here always finishes before the body is read); returns the
-    /// body's length.
+    /// One request, phase by phase, through the same steps as
+    /// `Server::call_component` (the guest here always finishes before the body
+    /// is read); returns the body's length.
     async fn request(
         &mut self,
         server: &Server,
         request: hyper::Request<Empty<Bytes>>,
     ) -> anyhow::Result<usize> {
         let t0 = Instant::now();
-        let noise_filter_host::serve::Warm {
-            mut store,
-            proxy,
-            served,
-        } = server.instance().await?;
+        let instance = server.instance().await?;
         let t1 = Instant::now();
-        let (sender, receiver) = tokio::sync::oneshot::channel();
-        let request = store
-            .data_mut()
-            .http()
-            .new_incoming_request(Scheme::Http, request)?;
-        let out = store.data_mut().http().new_response_outparam(sender)?;
+        let (call, answer) = instance.begin(request)?;
         let t2 = Instant::now();
-        let outcome = proxy
-            .wasi_http_incoming_handler()
-            .call_handle(&mut store, request, out)
-            .await;
+        let (instance, outcome) = call.handle().await;
         let t3 = Instant::now();
-        let response = receiver.await?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let response = answer.await?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
         anyhow::ensure!(response.status() == 200, "status {}", response.status());
         let body = response.into_body().collect().await?.to_bytes();
         let t4 = Instant::now();
-        server.release(
-            noise_filter_host::serve::Warm {
-                store,
-                proxy,
-                served,
-            },
-            outcome.is_ok(),
-        );
+        server.release(instance, outcome.is_ok());
         outcome?;
         let t5 = Instant::now();
         self.instantiate += t1 - t0;

@@ -125,13 +125,9 @@ impl Backend {
             Backend::Sqlite(s) => may_block(|| s.increment(label, key, delta)),
             Backend::Memory(m) => m.increment(label, key, delta),
             // Redis can expire what the core's cleanup missed (a delete that
-            // failed, a key never used again): every `rate` record gets the
-            // core's lifetime with each write.
-            Backend::Redis(r) => {
-                let expiry =
-                    (label == StoreLabel::Rate).then_some(noise_filter_core::RATE_COUNTER_TTL_MS);
-                Box::pin(r.increment(key, delta, expiry)).await
-            }
+            // failed, a key never used again): every record gets its label's
+            // lifetime, as the core states it, with each write.
+            Backend::Redis(r) => Box::pin(r.increment(key, delta, label.lifetime_ms())).await,
         }
     }
 

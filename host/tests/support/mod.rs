@@ -30,7 +30,7 @@ pub const NOW: UnixMillis = UnixMillis(NOW_MS);
 
 /// The host binary under test.
 pub fn host_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_noise-filter-host"))
+    PathBuf::from(env!("CARGO_BIN_EXE_noise-filter"))
 }
 
 /// The cargo target folder the host binary was built in.

@@ -33,23 +33,23 @@ pub struct OpenLabel(StoreLabel);
 
 /// The host side of one instance: WASI, wasi:http and the request's view of
 /// the stores, for one request at a time.
-pub struct Guest {
+pub struct InstanceState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     table: ResourceTable,
     stores: Session,
 }
 
-impl std::fmt::Debug for Guest {
+impl std::fmt::Debug for InstanceState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Guest").finish_non_exhaustive()
+        f.debug_struct("InstanceState").finish_non_exhaustive()
     }
 }
 
-impl Guest {
+impl InstanceState {
     /// State for a new instance.
-    pub fn new(wasi: WasiCtx, stores: Arc<Stores>) -> Guest {
-        Guest {
+    pub fn new(wasi: WasiCtx, stores: Arc<Stores>) -> InstanceState {
+        InstanceState {
             wasi,
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
@@ -69,7 +69,7 @@ impl Guest {
     }
 }
 
-impl WasiView for Guest {
+impl WasiView for InstanceState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
             ctx: &mut self.wasi,
@@ -78,7 +78,7 @@ impl WasiView for Guest {
     }
 }
 
-impl WasiHttpView for Guest {
+impl WasiHttpView for InstanceState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView {
             ctx: &mut self.http,
@@ -89,10 +89,10 @@ impl WasiHttpView for Guest {
 }
 
 /// Adds WASI, wasi:http and the key-value imports to `linker`.
-pub fn add_to_linker(linker: &mut Linker<Guest>) -> wasmtime::Result<()> {
+pub fn add_to_linker(linker: &mut Linker<InstanceState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
-    KeyValue::add_to_linker::<Guest, HasSelf<Guest>>(linker, |guest| guest)?;
+    KeyValue::add_to_linker::<InstanceState, HasSelf<InstanceState>>(linker, |state| state)?;
     Ok(())
 }
 
@@ -103,7 +103,7 @@ fn log(error: &KvError) -> String {
 
 // ---- wasi:keyvalue/store@0.2.0-draft2 ----
 
-impl wasi_kv::Host for Guest {
+impl wasi_kv::Host for InstanceState {
     async fn open(
         &mut self,
         identifier: String,
@@ -147,7 +147,7 @@ impl Observed {
     }
 }
 
-impl wasi_kv::HostBucket for Guest {
+impl wasi_kv::HostBucket for InstanceState {
     async fn get(
         &mut self,
         this: Resource<OpenLabel>,
@@ -213,7 +213,7 @@ impl wasi_kv::HostBucket for Guest {
 
 // ---- wasi:keyvalue/atomics@0.2.0-draft2 ----
 
-impl atomics::Host for Guest {
+impl atomics::Host for InstanceState {
     async fn increment(
         &mut self,
         bucket: Resource<OpenLabel>,
