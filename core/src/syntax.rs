@@ -49,7 +49,7 @@
 //!    position never reads the run's stretch of text twice (`a.*b` and
 //!    `\d+$` are refused: a text of `a`s or of digits makes them quadratic).
 //!    Likewise between two runs: the way from the first to the second reads
-//!    a character one of them cannot match (`\w+\s?\w+` is refused).
+//!    a character one of them cannot match (`;\w+\s?\w+` is refused).
 //!
 //! Sets are compared as the case-insensitive matcher reads them. The rules
 //! are meant to be sufficient, not necessary: they refuse some regexes a
@@ -860,8 +860,8 @@ mod linear {
                 "`{}` and `{run}` can match the same characters with nothing between them that \
                  one of them cannot match: a backtracking engine tries every way of splitting a \
                  text between them, in time that grows with the square of its length or faster; \
-                 separate them by a character one of them excludes, such as `\\w+\\s\\w+` \
-                 for `\\w+\\s?\\w+`, or make them one repetition",
+                 separate them by a character one of them excludes, such as `;\\w+\\s\\w+` \
+                 for `;\\w+\\s?\\w+`, or make them one repetition",
                 runs[earlier].shape.text()
             )));
         }
