@@ -25,8 +25,9 @@
 //!    test`): a virtual environment from PyPI, pytest against the native
 //!    core's answers, the Redis store against a `redis-server` of its own;
 //! 9. the npm package: build (its matcher-only wasm with the pinned nightly
-//!    the xtask installs), then its suites in Node, Bun, Deno, workerd and
-//!    Chromium;
+//!    the xtask installs), then its suites in Node (with the ReDoS checker
+//!    `recheck` over the catalog's and sample custom regexes), Bun, Deno,
+//!    workerd and Chromium;
 //! 10. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
 //!     with that nightly and cargo-fuzz, installed when missing).
 
