@@ -21,7 +21,8 @@ const catalog = Matcher.builtin({ minConfidence: 0 })
   .patterns.filter((p) => p.type === 'regex')
   .map((p) => ({ id: p.id, regex: new RegExp(p.pattern, 'i') }));
 
-// The catalog's texts of these ids before the rule (before 084b4f2).
+// The catalog's texts of these ids before the rule (as they were before
+// commit 084b4f2).
 const previous = [
   ['ua-compatible-bot-token', String.raw`\(compatible;[^)]*?[\w.-]*(bot|crawler|spider|scraper)\b`],
   ['ua-compatible-comment-with-url', String.raw`\(compatible;[^)]*(https?:\/\/|www\.|@[\w-]+\.)`],
