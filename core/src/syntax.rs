@@ -32,13 +32,18 @@
 //! service publishes (built-in, or a custom one when it is added: [`validate`])
 //! must also keep such an engine linear, up to a factor the regex bounds:
 //!
-//! 1. No repetition that can repeat (`*`, `+`, `{n,}`, `{n,m}` with `m` ≥ 2)
-//!    holds an unbounded one (`(a+)+`, `(x+x+)+y`, `(\w+\s?)*`, `(\.\d+){3}`):
-//!    the text could be split between the two in exponentially many ways.
+//! 1. A repetition that can repeat (`*`, `+`, `{n,}`, `{n,m}` with `m` ≥ 2)
+//!    may hold an unbounded one only if one repetition reads, before the
+//!    next one's, a character the inner one cannot match (`(\.\d+)+`,
+//!    `([\w-]+\.)+`); `(a+)+`, `(x+x+)+y` and `(\w+\s?)*` are refused: the
+//!    text could be split between the repetitions in exponentially many
+//!    ways. Three levels of repetition around an unbounded one are refused.
 //! 2. Inside an unbounded repetition, each text is matched one way only: its
 //!    body does not match the empty text, its alternatives and optional
 //!    parts start with characters that nothing else there can start with
-//!    (`(a|ab)*` is refused). Elsewhere, alternatives that start alike and
+//!    (`(a|ab)*` is refused), and inside any repetition that can repeat, an
+//!    unbounded one stops at one place only: what follows it begins with a
+//!    character it cannot match (`;(b +\s{1,3})+;` is refused). Elsewhere, alternatives that start alike and
 //!    optional parts that start like what follows them are allowed, but the
 //!    ways they give multiply, and at most [`MAX_WAYS`] are accepted
 //!    (`(a|a){30}` and `a?a?a?a?a?a?a?` are refused).
@@ -48,8 +53,11 @@
 //!    regex is anchored with `^`. Then a search that starts again at each
 //!    position never reads the run's stretch of text twice (`a.*b` and
 //!    `\d+$` are refused: a text of `a`s or of digits makes them quadratic).
-//!    Likewise between two runs: the way from the first to the second reads
-//!    a character one of them cannot match (`;\w+\s?\w+` is refused).
+//!    Likewise between two runs: the way from the first to the second
+//!    reads a character one of them cannot match, or the second begins with
+//!    a character the first cannot match, or the first (a repeated group)
+//!    ends each repetition with a character the second cannot match
+//!    (`;\w+\s?\w+` is refused, `\d+(\.\d+)+` and `(\d+\.)+\d+` are not).
 //!
 //! Sets are compared as the case-insensitive matcher reads them. The rules
 //! are meant to be sufficient, not necessary: they refuse some regexes a
@@ -650,8 +658,8 @@ mod linear {
     use super::{ClassUnicode, MAX_WAYS, Shape, SyntaxError, disjoint, is_wordy};
 
     pub(super) fn check(shape: &Shape<'_>) -> Result<(), SyntaxError> {
-        nesting(shape)?;
-        ways(shape, &ClassUnicode::empty())?;
+        nesting(shape, None)?;
+        ways(shape, &ClassUnicode::empty(), None)?;
         let mut runs = Vec::new();
         shape.runs(&mut runs);
         let runs: Vec<Run<'_, '_>> = runs
@@ -671,25 +679,28 @@ mod linear {
         Ok(())
     }
 
-    /// Rule 1: no repetition that can repeat twice or more holds an
-    /// unbounded one.
-    fn nesting(shape: &Shape<'_>) -> Result<(), SyntaxError> {
+    /// Rule 1: a repetition that can repeat twice or more may hold an
+    /// unbounded one (whether one repetition of it is delimited from the
+    /// next is [`delimited`]'s), but not one that holds another: a third
+    /// level would make that walk exponential in the regex's depth, and no
+    /// regex of this kind needs it.
+    fn nesting(shape: &Shape<'_>, outer: Option<&str>) -> Result<(), SyntaxError> {
         match shape {
             Shape::Concat(parts, _) | Shape::Alternation(parts, _) => {
-                parts.iter().try_for_each(nesting)
+                parts.iter().try_for_each(|part| nesting(part, outer))
             }
             Shape::Repeat { body, text, .. } => {
                 let mut inner = Vec::new();
                 body.runs(&mut inner);
-                match inner.first() {
-                    Some(inner) if shape.repeats() => Err(SyntaxError(format!(
-                        "`{text}` repeats a part that holds a repetition of its own (`{}`): a \
-                         backtracking engine such as JavaScript's may try every way of splitting \
-                         a text between the two, exponentially many; repeat one part only, such \
-                         as `[\\w\\s]*` for `(\\w+\\s?)*`, or spell the repetitions out",
+                match (outer, inner.first()) {
+                    (Some(outer), Some(inner)) if shape.repeats() => Err(SyntaxError(format!(
+                        "`{outer}` repeats `{text}`, which repeats a part that holds a repetition \
+                         of its own (`{}`): three levels of repetition around an unbounded one \
+                         are more than this check follows; spell one level out",
                         inner.text()
                     ))),
-                    _ => nesting(body),
+                    _ if shape.repeats() && !inner.is_empty() => nesting(body, Some(text)),
+                    _ => nesting(body, outer),
                 }
             }
             _ => Ok(()),
@@ -699,8 +710,13 @@ mod linear {
     /// Rule 2: the ways in which `shape` can match one text from one position,
     /// `follow` being what can come right after it; at most [`MAX_WAYS`],
     /// and exactly one inside an unbounded repetition, whose body must not
-    /// match the empty text.
-    fn ways(shape: &Shape<'_>, follow: &ClassUnicode) -> Result<u64, SyntaxError> {
+    /// match the empty text; inside `around`, a repetition that can repeat,
+    /// an unbounded repetition stops at one place only.
+    fn ways(
+        shape: &Shape<'_>,
+        follow: &ClassUnicode,
+        around: Option<&str>,
+    ) -> Result<u64, SyntaxError> {
         let n = match shape {
             Shape::Char(_) | Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => {
                 1
@@ -709,7 +725,7 @@ mod linear {
                 let mut n = 1u64;
                 let mut after = follow.clone();
                 for part in parts.iter().rev() {
-                    n = n.saturating_mul(ways(part, &after)?);
+                    n = n.saturating_mul(ways(part, &after, around)?);
                     let mut starts = part.first();
                     if part.nullable() {
                         starts.union(&after);
@@ -733,7 +749,7 @@ mod linear {
                     .collect();
                 let each = branches
                     .iter()
-                    .map(|b| ways(b, follow))
+                    .map(|b| ways(b, follow, around))
                     .collect::<Result<Vec<u64>, _>>()?;
                 let overlap = |(a, a_empty): &(ClassUnicode, bool),
                                (b, b_empty): &(ClassUnicode, bool)| {
@@ -757,7 +773,11 @@ mod linear {
                 // After one pass of the body comes another, or what follows.
                 let mut next = body.first();
                 next.union(follow);
-                let inner = ways(body, &next)?;
+                let inner = ways(
+                    body,
+                    &next,
+                    if shape.repeats() { Some(text) } else { around },
+                )?;
                 match max {
                     None if body.nullable() => {
                         return Err(SyntaxError(format!(
@@ -775,8 +795,22 @@ mod linear {
                              `(ab?)*` for `(a|ab)*`"
                         )));
                     }
-                    // Where an unbounded repetition stops is [`delimited`]'s.
-                    None => 1,
+                    // Inside a repetition, each place where an unbounded one
+                    // can stop is one more way for every repetition.
+                    None => match around {
+                        Some(around) if !disjoint(&body.first(), follow) => {
+                            return Err(SyntaxError(format!(
+                                "`{text}` can stop at more than one place before what follows \
+                                 it inside `{around}`, and each repetition of `{around}` \
+                                 multiplies those ways: a backtracking engine may try them \
+                                 all, exponentially many; make what follows `{text}` begin \
+                                 with a character it cannot match, such as `(\\.\\d+)+`, or \
+                                 repeat one part only, such as `[\\w\\s]*` for `(\\w+\\s?)*`"
+                            )));
+                        }
+                        // Elsewhere, where it stops is [`delimited`]'s.
+                        _ => 1,
+                    },
                     Some(max) => {
                         let stops =
                             if max > min && (body.nullable() || !disjoint(&body.first(), follow)) {
@@ -855,6 +889,16 @@ mod linear {
             return Ok(());
         };
         let run = runs[target].shape.text();
+        if pending.runs.contains(&target) {
+            let group = repeating_ancestor(root, runs[target].shape).map_or(run, Shape::text);
+            return Err(SyntaxError(format!(
+                "`{group}` repeats `{run}` with nothing between one repetition and the next \
+                 that `{run}` cannot match: a backtracking engine may try every way of splitting \
+                 a text between the repetitions, exponentially many; begin or end each \
+                 repetition with a character `{run}` excludes, such as `(\\.\\d+)+`, or \
+                 repeat one part only, such as `[\\w\\s]*` for `(\\w+\\s?)*`"
+            )));
+        }
         if let Some(&earlier) = pending.runs.first() {
             return Err(SyntaxError(format!(
                 "`{}` and `{run}` can match the same characters with nothing between them that \
@@ -919,25 +963,103 @@ mod linear {
             Shape::Repeat { body, min, max, .. } => {
                 let this = runs.iter().position(|r| std::ptr::eq(r.shape, shape));
                 if this == Some(target) {
+                    // An earlier run that cannot match a character the
+                    // target begins with stops where the target begins, or
+                    // the target does not begin.
+                    let mut first = Vec::new();
+                    edge(body, Side::First, &mut first);
+                    pending
+                        .runs
+                        .retain(|&r| !first.iter().any(|c| disjoint(c, &runs[r].chars)));
                     if pending.start || !pending.runs.is_empty() {
-                        *found = Some(pending.clone());
+                        let seen = found.take().unwrap_or_default();
+                        *found = Some(seen.union(pending));
                     }
-                    // Nothing after the target matters to it (runs do not
-                    // repeat: [`nesting`]).
-                    return Pending::default();
+                    // Past the target, only the target itself matters to it,
+                    // when a repetition around it comes back to it.
+                    return Pending {
+                        start: false,
+                        runs: vec![target],
+                    };
                 }
-                // A body read twice or more clears no more than once.
                 let taken = walk(body, runs, target, pending.clone(), found);
+                // A body without runs clears no more when read twice; one
+                // with runs is read again after itself, which is how a run
+                // meets itself, or a later run of the body, from the previous
+                // repetition ([`nesting`] keeps this to one level).
+                let mut inner = Vec::new();
+                body.runs(&mut inner);
+                let taken = if shape.repeats() && !inner.is_empty() {
+                    let again = walk(body, runs, target, taken.clone(), found);
+                    taken.union(again)
+                } else {
+                    taken
+                };
                 let mut after = if *min == 0 {
                     pending.union(taken)
                 } else {
                     taken
                 };
                 if let (Some(this), None) = (this, max) {
-                    after.runs.push(this);
+                    // Where this run stops, it has just read the last
+                    // character of a repetition: one the target cannot
+                    // match keeps the target's text of each stop apart.
+                    let mut last = Vec::new();
+                    edge(body, Side::Last, &mut last);
+                    if !last.iter().any(|c| disjoint(c, &runs[target].chars)) {
+                        after.runs.push(this);
+                    }
                 }
                 after
             }
+        }
+    }
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Side {
+        First,
+        Last,
+    }
+
+    /// The characters every match of `shape` begins (or ends) with, one
+    /// set per position, as far as they are certain; returns whether all of
+    /// `shape` was read (so the next part's characters follow).
+    fn edge<'s>(shape: &'s Shape<'_>, side: Side, out: &mut Vec<&'s ClassUnicode>) -> bool {
+        match shape {
+            Shape::Char(c) => {
+                out.push(c);
+                true
+            }
+            Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => true,
+            Shape::Concat(parts, _) => {
+                if side == Side::First {
+                    parts.iter().all(|part| edge(part, side, out))
+                } else {
+                    parts.iter().rev().all(|part| edge(part, side, out))
+                }
+            }
+            Shape::Alternation(..) => false,
+            Shape::Repeat { body, min, .. } => {
+                if *min >= 1 {
+                    edge(body, side, out);
+                }
+                false
+            }
+        }
+    }
+
+    /// The innermost repetition that can repeat and holds `run`, if any.
+    fn repeating_ancestor<'s, 'p>(shape: &'s Shape<'p>, run: &Shape<'p>) -> Option<&'s Shape<'p>> {
+        match shape {
+            Shape::Concat(parts, _) | Shape::Alternation(parts, _) => {
+                parts.iter().find_map(|part| repeating_ancestor(part, run))
+            }
+            Shape::Repeat { body, .. } => repeating_ancestor(body, run).or_else(|| {
+                let mut inner = Vec::new();
+                body.runs(&mut inner);
+                (shape.repeats() && inner.iter().any(|r| std::ptr::eq(*r, run))).then_some(shape)
+            }),
+            _ => None,
         }
     }
 }

@@ -152,6 +152,10 @@ published! {
     team_not_defined: r"\b(zaraz|fbq|gtag|_hsq) is not defined";
     team_cannot_read: r"Cannot read properties of (null|undefined) \(reading '[^']*'\)";
     team_version: r"Chrome\/\d+\.\d+\.\d+";
+    team_version_repeated: r"Chrome\/\d+(\.\d+)+";
+    team_version_counted: r"Chrome(\.\d+){3}";
+    team_host: r"^https?:\/\/([\w-]+\.)+example\.com\/";
+    team_dotted_number: r"Version (\d+\.)+\d+ failed";
     team_ip_address: r"(\d{1,3}\.){3}\d{1,3}";
     team_word_then_bot: r"\b\w+bot\/\d";
     team_anchored_id: r"^w\d+$";
@@ -166,11 +170,14 @@ published! {
 }
 
 not_published! {
-    // Exponential in a backtracking engine: a repetition inside a repetition.
-    nested_plus: "(a+)+" => "holds a repetition of its own";
-    nested_overlapping_plus: "(x+x+)+y" => "holds a repetition of its own";
-    nested_word_space: r"(\w+\s?)*" => "holds a repetition of its own";
-    nested_in_counted: r"Chrome(\.\d+){3}" => "holds a repetition of its own";
+    // Exponential in a backtracking engine: a repetition inside a repetition
+    // that can stop at several places in each repetition.
+    nested_plus: "(a+)+" => "`a+` can stop at more than one place before what follows it inside `(a+)+`";
+    nested_overlapping_plus: "(x+x+)+y" => "can stop at more than one place";
+    nested_word_space: r"(\w+\s?)*" => "can stop at more than one place";
+    nested_alternatives: "x(a+|b)+y" => "can stop at more than one place";
+    nested_three_deep: "x((;a+)+)+y" => "three levels of repetition";
+    nested_run_stops_anywhere: ";(b + {1,3}|a)+;" => "can stop at more than one place";
     // ... or a repeated part that matches one text in several ways.
     repeated_alternatives_alike: "x(a|ab)*y" => "in more than one way";
     repeated_empty_part: "x(a?)*y" => "empty text";
