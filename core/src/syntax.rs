@@ -43,10 +43,11 @@
 //!    parts start with characters that nothing else there can start with
 //!    (`(a|ab)*` is refused), and inside any repetition that can repeat, an
 //!    unbounded one stops at one place only: what follows it begins with a
-//!    character it cannot match (`;(b +\s{1,3})+;` is refused). Elsewhere, alternatives that start alike and
-//!    optional parts that start like what follows them are allowed, but the
-//!    ways they give multiply, and at most [`MAX_WAYS`] are accepted
-//!    (`(a|a){30}` and `a?a?a?a?a?a?a?` are refused).
+//!    character it cannot match (`;(b +\s{1,3})+;` is refused). Elsewhere,
+//!    alternatives that start alike and optional parts that start like what
+//!    follows them are allowed, but the ways they give multiply, and at most
+//!    [`MAX_WAYS`] are accepted (`(a|a){30}` and `a?a?a?a?a?a?a?` are
+//!    refused).
 //! 3. Every unbounded repetition (a *run*) is *delimited*: on every way to
 //!    it, the regex reads a character the run cannot match (`;[^;]*`,
 //!    `\(type=[\w-]+`), or a `\b` before a run of word characters; or the
