@@ -815,7 +815,7 @@ mod linear {
                     Some(max) => {
                         let stops =
                             if max > min && (body.nullable() || !disjoint(&body.first(), follow)) {
-                                u64::from(max - min + 1)
+                                u64::from(*max) - u64::from(*min) + 1
                             } else {
                                 1
                             };
