@@ -395,7 +395,7 @@ enum Shape<'p> {
     /// `\b`.
     WordBoundary,
     /// `\B`.
-    Assertion,
+    NotWordBoundary,
     Concat(Vec<Shape<'p>>, &'p str),
     Alternation(Vec<Shape<'p>>, &'p str),
     Repeat {
@@ -426,7 +426,7 @@ impl<'p> Shape<'p> {
                 AssertionKind::StartLine | AssertionKind::StartText => Shape::Start,
                 AssertionKind::EndLine | AssertionKind::EndText => Shape::End,
                 AssertionKind::WordBoundary => Shape::WordBoundary,
-                _ => Shape::Assertion,
+                _ => Shape::NotWordBoundary,
             },
             Ast::Repetition(rep) => {
                 let (min, max) = match &rep.op.kind {
@@ -462,7 +462,7 @@ impl<'p> Shape<'p> {
     fn nullable(&self) -> bool {
         match self {
             Shape::Char(_) => false,
-            Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => true,
+            Shape::Start | Shape::End | Shape::WordBoundary | Shape::NotWordBoundary => true,
             Shape::Concat(parts, _) => parts.iter().all(Shape::nullable),
             Shape::Alternation(branches, _) => branches.iter().any(Shape::nullable),
             Shape::Repeat { body, min, .. } => *min == 0 || body.nullable(),
@@ -474,7 +474,7 @@ impl<'p> Shape<'p> {
         let mut set = ClassUnicode::empty();
         match self {
             Shape::Char(c) => set.union(c),
-            Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => {}
+            Shape::Start | Shape::End | Shape::WordBoundary | Shape::NotWordBoundary => {}
             Shape::Concat(parts, _) => {
                 for part in parts {
                     set.union(&part.first());
@@ -507,7 +507,7 @@ impl<'p> Shape<'p> {
     fn each_char(&self, f: &mut dyn FnMut(&ClassUnicode)) {
         match self {
             Shape::Char(c) => f(c),
-            Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => {}
+            Shape::Start | Shape::End | Shape::WordBoundary | Shape::NotWordBoundary => {}
             Shape::Concat(parts, _) | Shape::Alternation(parts, _) => {
                 for part in parts {
                     part.each_char(f);
@@ -528,7 +528,7 @@ impl<'p> Shape<'p> {
         match self {
             Shape::Char(c) => u32::from(is_literal(c)),
             Shape::Start | Shape::End => 1,
-            Shape::WordBoundary | Shape::Assertion => 0,
+            Shape::WordBoundary | Shape::NotWordBoundary => 0,
             Shape::Concat(parts, _) => parts
                 .iter()
                 .fold(0, |n, part| n.saturating_add(part.min_literals())),
@@ -719,9 +719,11 @@ mod linear {
         around: Option<&str>,
     ) -> Result<u64, SyntaxError> {
         let n = match shape {
-            Shape::Char(_) | Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => {
-                1
-            }
+            Shape::Char(_)
+            | Shape::Start
+            | Shape::End
+            | Shape::WordBoundary
+            | Shape::NotWordBoundary => 1,
             Shape::Concat(parts, _) => {
                 let mut n = 1u64;
                 let mut after = follow.clone();
@@ -953,7 +955,7 @@ mod linear {
                 }
                 pending
             }
-            Shape::End | Shape::Assertion => pending,
+            Shape::End | Shape::NotWordBoundary => pending,
             Shape::Concat(parts, _) => parts.iter().fold(pending, |pending, part| {
                 walk(part, runs, target, pending, found)
             }),
@@ -1031,7 +1033,7 @@ mod linear {
                 out.push(c);
                 true
             }
-            Shape::Start | Shape::End | Shape::WordBoundary | Shape::Assertion => true,
+            Shape::Start | Shape::End | Shape::WordBoundary | Shape::NotWordBoundary => true,
             Shape::Concat(parts, _) => {
                 if side == Side::First {
                     parts.iter().all(|part| edge(part, side, out))
