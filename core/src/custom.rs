@@ -173,7 +173,7 @@ impl CustomPattern {
                 }
             }
             Kind::Regex => {
-                syntax::translate(&self.pattern).map_err(|e| InvalidPattern(e.0))?;
+                syntax::validate(&self.pattern).map_err(|e| InvalidPattern(e.0))?;
             }
         }
         if !(0.0..=1.0).contains(&self.confidence) {

@@ -44,7 +44,9 @@
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
 //!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]); the
-//!   regex subset ([`translate_regex`], [`SyntaxError`], [`MAX_REGEX_LEN`]).
+//!   regex subset ([`translate_regex`], [`SyntaxError`], [`MAX_REGEX_LEN`]) and
+//!   what a published regex meets besides ([`validate_regex`],
+//!   [`MIN_REGEX_LITERALS`]).
 //! - **The endpoint** (feature `endpoint`): [`handle`] and its [`Step`]s
 //!   ([`Get`], [`Increment`], [`Delete`]), or [`run`] over a [`SyncStore`];
 //!   [`Request`], [`Response`], [`Rejection`], [`ParamError`],
@@ -104,7 +106,10 @@ pub use memory::MemoryStore;
 pub use pattern::{
     CUSTOM_CATEGORY_A, Category, DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant,
 };
-pub use syntax::{MAX_REGEX_LEN, SyntaxError, translate as translate_regex};
+pub use syntax::{
+    MAX_REGEX_LEN, MIN_REGEX_LITERALS, SyntaxError, translate as translate_regex,
+    validate as validate_regex,
+};
 #[cfg(feature = "endpoint")]
 pub use {
     auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash},

@@ -6,7 +6,9 @@
 mod support;
 use std::collections::HashSet;
 
-use noise_filter_core::{Category, Kind, Matcher, Variant, builtin_patterns, translate_regex};
+use noise_filter_core::{
+    Category, Kind, Matcher, Variant, builtin_patterns, translate_regex, validate_regex,
+};
 use support::{World, json};
 
 #[test]
@@ -175,5 +177,17 @@ fn bot_alone_is_not_a_pattern() {
         "about the bottom sheet",
     ] {
         assert!(!matcher.is_match(text), "{text:?} matched");
+    }
+}
+
+/// Every built-in regex may be published: linear in a backtracking engine
+/// such as JavaScript's, and no catch-all (`build.rs` refuses the build
+/// otherwise; this says so where the rules' tests are read).
+#[test]
+fn every_regex_is_linear_and_no_catch_all() {
+    for p in builtin_patterns().iter().filter(|p| p.kind == Kind::Regex) {
+        if let Err(e) = validate_regex(p.pattern) {
+            panic!("{}: {e}", p.id);
+        }
     }
 }

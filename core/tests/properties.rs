@@ -145,4 +145,9 @@ proptest! {
     fn regex_subset_check_never_panics(pattern in "(?s).{0,60}") {
         let _ = noise_filter_core::translate_regex(&pattern);
     }
+
+    #[test]
+    fn published_regex_check_never_panics(pattern in r"([ab;.^$|()*+?]|\\[bdw]|\{[0-9],?[0-9]?\}){0,40}") {
+        let _ = noise_filter_core::validate_regex(&pattern);
+    }
 }

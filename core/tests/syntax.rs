@@ -107,3 +107,117 @@ fn translation_has_ecmascript_meaning() {
         );
     }
 }
+
+use noise_filter_core::validate_regex as validate;
+
+/// What the service publishes (a built-in regex, a custom one) is checked
+/// further: linear in a backtracking engine such as JavaScript's, and no
+/// catch-all (docs/CONTRACT.md, "Matching").
+macro_rules! published {
+    ($($name:ident: $pattern:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            if let Err(e) = validate($pattern) {
+                panic!("{:?} should be accepted for publishing: {e}", $pattern);
+            }
+        }
+    )*};
+}
+
+macro_rules! not_published {
+    ($($name:ident: $pattern:expr => $mentions:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            match validate($pattern) {
+                Ok(t) => panic!("{:?} should be refused for publishing, got {t:?}", $pattern),
+                Err(e) => assert!(e.0.contains($mentions), "{:?}: {e} should mention {:?}", $pattern, $mentions),
+            }
+            // The matcher still reads it (a list served by an older
+            // deployment): it matches in linear time whatever the regex.
+            if let Err(e) = translate($pattern) {
+                panic!("{:?} is in the subset: {e}", $pattern);
+            }
+        }
+    )*};
+}
+
+// Patterns such as teams write them, and the shapes of the built-in catalog.
+published! {
+    team_script_error: r"^Script error\.?$";
+    team_loading_chunk: r"Loading chunk [\w-]+ failed";
+    team_loading_chunk_digits: r"^(ChunkLoadError: )?Loading chunk \d+ failed\.?";
+    team_resize_observer: "ResizeObserver loop (limit exceeded|completed with undelivered notifications)";
+    team_extension_scheme: r"^(chrome|moz|safari(-web)?)-extension:\/\/";
+    team_facebook_hosts: r"graph\.facebook\.com|connect\.facebook\.net";
+    team_not_defined: r"\b(zaraz|fbq|gtag|_hsq) is not defined";
+    team_cannot_read: r"Cannot read properties of (null|undefined) \(reading '[^']*'\)";
+    team_version: r"Chrome\/\d+\.\d+\.\d+";
+    team_version_repeated: r"Chrome\/\d+(\.\d+)+";
+    team_version_counted: r"Chrome(\.\d+){3}";
+    team_host: r"^https?:\/\/([\w-]+\.)+example\.com\/";
+    team_dotted_number: r"Version (\d+\.)+\d+ failed";
+    team_ip_address: r"(\d{1,3}\.){3}\d{1,3}";
+    team_word_then_bot: r"\b\w+bot\/\d";
+    team_anchored_id: r"^w\d+$";
+    team_word: r"\bwidget\b";
+    catalog_compatible_token: r"\(compatible; ?[^;)]*(bot|crawler|spider)\b";
+    catalog_leading_product_token: r"^[\w.-]*(bot|crawler|spider)\/\d";
+    catalog_commented_product_token: r"[;(] ?[\w.-]*(bot|crawler|spider)\/\d";
+    catalog_cefsharp: r"Object Not Found Matching Id:\d+, MethodName:\w+, ParamCount:\d+";
+    catalog_alternatives_alike: r"(Cannot redefine property|Cannot assign to read only property|Cannot set property) .?(ethereum|web3|tronWeb|tronLink|trustwallet)\b";
+    catalog_hex_global: r"\ba0_0x[0-9a-f]{3,} is not defined";
+    lazy_run: r"\(compatible;[^()]*?(bot|crawler)\b";
+}
+
+not_published! {
+    // Exponential in a backtracking engine: a repetition inside a repetition
+    // that can stop at several places in each repetition.
+    nested_plus: "(a+)+" => "`a+` can stop at more than one place before what follows it inside `(a+)+`";
+    nested_overlapping_plus: "(x+x+)+y" => "can stop at more than one place";
+    nested_word_space: r"(\w+\s?)*" => "can stop at more than one place";
+    nested_alternatives: "x(a+|b)+y" => "can stop at more than one place";
+    nested_three_deep: "x((;a+)+)+y" => "three levels of repetition";
+    nested_run_stops_anywhere: ";(b + {1,3}|a)+;" => "can stop at more than one place";
+    // ... or a repeated part that matches one text in several ways.
+    repeated_alternatives_alike: "x(a|ab)*y" => "in more than one way";
+    repeated_empty_part: "x(a?)*y" => "empty text";
+    counted_alternatives_alike: "x(a|a){30}y" => "more than 64 ways";
+    chained_options: "xa?a?a?a?a?a?a?aaaaaaay" => "more than 64 ways";
+    nested_counts: "x(a{1,10}){1,10}y" => "more than 64 ways";
+    // Quadratic under a search that retries at every position.
+    dot_star_between: "a.*b" => "from any position";
+    dot_star_in_words: "Loading chunk .* failed" => "from any position";
+    run_at_the_end: r"\d+$" => "from any position";
+    run_without_delimiter: r"\(compatible;[^)]*(https?:\/\/|www\.)" => "from any position";
+    // Polynomial from one position: two runs over the same characters.
+    adjacent_runs: r";\w+\s?\w+;" => "can match the same characters";
+    runs_through_a_shared_character: r"x[ac]*c[^!]*!" => "can match the same characters";
+    // Catch-alls: they match nearly every event.
+    catch_all_dot: "." => "fewer than 3";
+    catch_all_caret: "^" => "fewer than 3";
+    catch_all_bar: "|" => "fewer than 3";
+    catch_all_empty_group: "()" => "fewer than 3";
+    catch_all_two_letters: "ab" => "fewer than 3";
+    catch_all_short_branch: "abc|x" => "fewer than 3";
+    catch_all_classes: r"\w{5}" => "fewer than 3";
+    catch_all_any_line: "^.*$" => "fewer than 3";
+}
+
+#[cfg(feature = "endpoint")]
+#[test]
+fn a_custom_regex_is_refused_with_the_rule_named_and_nothing_changes() {
+    use noise_filter_core::{CustomPatterns, Kind, NewPattern, UnixMillis};
+    let mut doc = CustomPatterns::new();
+    let before = doc.clone();
+    let regex = |pattern: &str| NewPattern {
+        kind: Kind::Regex,
+        ..NewPattern::string(pattern)
+    };
+    let err = doc.add(regex("(a+)+$"), UnixMillis(0)).unwrap_err();
+    assert!(err.0.contains("`(a+)+`"), "{err}");
+    let err = doc.add(regex("^"), UnixMillis(0)).unwrap_err();
+    assert!(err.0.contains("nearly every event"), "{err}");
+    assert_eq!(doc, before);
+    doc.add(regex(r"^Retry \d+ failed$"), UnixMillis(0))
+        .unwrap();
+}

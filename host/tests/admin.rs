@@ -247,7 +247,7 @@ fn import_is_all_or_nothing() {
     std::fs::write(
         &good,
         r#"[{"pattern": "first imported"},
-            {"pattern": "second.*imported", "type": "regex", "category": "bot-traffic", "confidence": 0.6},
+            {"pattern": "second [^ ]* imported", "type": "regex", "category": "bot-traffic", "confidence": 0.6},
             {"id": "custom-mine", "pattern": "third imported", "source": "docs"}]"#,
     )
     .unwrap();

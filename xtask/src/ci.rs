@@ -27,8 +27,9 @@
 //!    the Sentry integration with the real sentry-sdk, the client against
 //!    the host binary the native tests built;
 //! 9. the npm package: build (its matcher-only wasm with the pinned nightly
-//!    the xtask installs), then its suites in Node, Bun, Deno, workerd and
-//!    Chromium;
+//!    the xtask installs), then its suites in Node (with the ReDoS checker
+//!    `recheck` over the catalog's and sample custom regexes), Bun, Deno,
+//!    workerd and Chromium;
 //! 10. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
 //!     with that nightly and cargo-fuzz, installed when missing).
 

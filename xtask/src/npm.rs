@@ -3,8 +3,8 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
-//! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` |
+//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
+//! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` and the catalog's regexes in V8 on long texts, `npm/test/bench/regex.mjs` |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
 //! pinned nightly, `-Z build-std` and `-C panic=immediate-abort`: that is
@@ -487,6 +487,7 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/readme.test.mjs",
                 "node/client.test.mjs",
                 "node/sentry.test.mjs",
+                "node/redos.test.mjs",
             ]);
             // The 200 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.
@@ -547,14 +548,14 @@ fn test(abort: ImmediateAbort) -> Result {
     }
 }
 
-/// `build`, then the matcher benchmark (events from the oracle's output).
+/// `build`, then the matcher benchmark (events from the oracle's output)
+/// and the catalog's regexes in V8.
 fn bench(abort: ImmediateAbort) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
     let tests = install_into_tests(&npm)?;
-    util::run(
-        Command::new("node")
-            .current_dir(&tests)
-            .arg("bench/matcher.mjs"),
-    )
+    for script in ["bench/matcher.mjs", "bench/regex.mjs"] {
+        util::run(Command::new("node").current_dir(&tests).arg(script))?;
+    }
+    Ok(())
 }
