@@ -90,8 +90,8 @@ def test_the_builtin_matchers_hold_the_cores_patterns(oracle) -> None:
              "builtinDefault": Matcher.builtin()}
     assert set(built) == set(oracle["patterns"])
     for name, matcher in built.items():
-        got = [{"id": p.id, "pattern": p.pattern, "type": p.kind, "category": p.category,
-                "confidence": p.confidence} for p in matcher.patterns()]
+        got = [{"id": p.id, "pattern": p.pattern, "type": p.type, "category": p.category,
+                "confidence": p.confidence} for p in matcher.patterns]
         assert got == oracle["patterns"][name], name
     assert oracle["patterns"]["builtinDefault"] == oracle["patterns"]["builtin"]
     assert len(oracle["patterns"]["builtinDefault"]) < len(oracle["patterns"]["builtinAll"])
