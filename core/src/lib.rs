@@ -41,7 +41,8 @@
 //!   [`Match`], [`Field`], [`InvalidPattern`]; [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
-//!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]); the
+//!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]) and
+//!   its sub-kinds ([`Tags`]); the
 //!   regex subset ([`translate_regex`], [`SyntaxError`], [`MAX_REGEX_LEN`]).
 //! - **The endpoint** (feature `endpoint`): [`handle`] and its [`Step`]s
 //!   ([`Get`], [`Increment`], [`Delete`]), or [`run`] over a [`SyncStore`];
@@ -89,6 +90,8 @@ mod shape;
 #[cfg(feature = "endpoint")]
 mod store;
 mod syntax;
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod tags;
 #[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod wire;
@@ -97,6 +100,7 @@ pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catal
 pub use matcher::{Event, Field, InvalidEvents, Match, Matcher, MatcherPattern, Verdict};
 pub use pattern::{CUSTOM_CATEGORY_A, Category, InvalidPattern, Kind, Variant};
 pub use syntax::{MAX_REGEX_LEN, SyntaxError, translate as translate_regex};
+pub use tags::Tags;
 #[cfg(feature = "endpoint")]
 pub use {
     auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash},

@@ -39,6 +39,7 @@ use crate::literals;
 use crate::pattern::{InvalidPattern, Kind, Variant};
 use crate::pattern_list;
 use crate::syntax;
+use crate::tags::Tags;
 
 /// One pattern as the matcher takes it: from the catalog, an account's
 /// custom patterns, or a response body of either variant.
@@ -171,6 +172,9 @@ pub struct Match<'m> {
     pub id: &'m str,
     /// Its category.
     pub category: &'m str,
+    /// Its sub-kinds: a built-in pattern's tags (docs/CATALOG.md,
+    /// "Tags"), none for any other.
+    pub tags: Tags,
     /// Its confidence.
     pub confidence: f64,
     /// The text it matched.
@@ -200,6 +204,8 @@ enum Hit {
 #[derive(Debug, Clone)]
 pub struct Matcher {
     patterns: Vec<MatcherPattern>,
+    /// Each pattern's tags, in the same order.
+    tags: Vec<Tags>,
     /// Substring patterns and regex literals, lowercased.
     literals: Literals,
     /// Every regex, with the index of its pattern.
@@ -282,38 +288,50 @@ impl Matcher {
             .filter(|p| p.confidence >= min_confidence);
         Matcher::build(patterns.map(|p| {
             let prepared = (p.kind == Kind::Regex).then(|| PreparedRegex::builtin(p));
-            (MatcherPattern::from(p), prepared)
+            (MatcherPattern::from(p), prepared, p.tags)
         }))
         .expect("the catalog is validated at build time")
     }
 
-    /// Compiles `patterns`. Regexes must be in the shared subset.
+    /// Compiles `patterns`. Regexes must be in the shared subset. A
+    /// pattern with a built-in pattern's id and text (a fetched response
+    /// lists the built-ins so) gets that pattern's tags.
     pub fn new(
         patterns: impl IntoIterator<Item = MatcherPattern>,
     ) -> Result<Matcher, InvalidPattern> {
         let prepared = patterns
             .into_iter()
-            .map(|p| match p.kind {
-                Kind::String if p.pattern.is_empty() => {
-                    Err(InvalidPattern(format!("pattern {}: empty", p.id)))
+            .map(|p| {
+                let tags = builtin_tags(&p);
+                match p.kind {
+                    Kind::String if p.pattern.is_empty() => {
+                        Err(InvalidPattern(format!("pattern {}: empty", p.id)))
+                    }
+                    Kind::String => Ok((p, None, tags)),
+                    Kind::Regex => PreparedRegex::of(&p).map(|regex| (p, Some(regex), tags)),
                 }
-                Kind::String => Ok((p, None)),
-                Kind::Regex => PreparedRegex::of(&p).map(|regex| (p, Some(regex))),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Matcher::build(prepared)
     }
 
+    /// Each pattern's tags, in the order of [`Matcher::patterns`].
+    pub fn tags(&self) -> &[Tags] {
+        &self.tags
+    }
+
     /// The set of `patterns`, each substring already checked and each
-    /// regex prepared.
+    /// regex prepared, with its tags.
     fn build(
-        patterns: impl IntoIterator<Item = (MatcherPattern, Option<PreparedRegex>)>,
+        patterns: impl IntoIterator<Item = (MatcherPattern, Option<PreparedRegex>, Tags)>,
     ) -> Result<Matcher, InvalidPattern> {
         let mut kept = Vec::new();
+        let mut tags = Vec::new();
         let mut literals = Literals::default();
         let mut regexes = Vec::new();
         let mut unfiltered = Vec::new();
-        for (index, (p, regex)) in patterns.into_iter().enumerate() {
+        for (index, (p, regex, its_tags)) in patterns.into_iter().enumerate() {
+            tags.push(its_tags);
             match regex {
                 None => {
                     literals.add(Cow::Owned(p.pattern.to_lowercase()), Hit::Pattern(index));
@@ -357,6 +375,7 @@ impl Matcher {
         };
         Ok(Matcher {
             patterns: kept,
+            tags,
             literals,
             regexes,
             unfiltered,
@@ -515,6 +534,7 @@ impl Matcher {
                 index,
                 id: &p.id,
                 category: &p.category,
+                tags: self.tags[index],
                 confidence: p.confidence,
                 field,
             });
@@ -725,6 +745,31 @@ struct Scratch {
     hits: Vec<usize>,
     /// Regexes whose literal was seen.
     candidates: Vec<usize>,
+}
+
+/// The tags of the built-in pattern with `p`'s id and text (none for any
+/// other pattern). Ids are never reused for another fact; the text is
+/// compared too, so a list that reuses an id for its own pattern gets none.
+fn builtin_tags(p: &MatcherPattern) -> Tags {
+    // Accounts' patterns cannot have a built-in id: skip the search.
+    if p.id.starts_with("custom-") {
+        return Tags::NONE;
+    }
+    // The catalog's positions sorted by id, made once: a fetched response
+    // lists the whole catalog, and a scan per pattern would be quadratic.
+    static BY_ID: OnceLock<Vec<usize>> = OnceLock::new();
+    let all = catalog::patterns();
+    let by_id = BY_ID.get_or_init(|| {
+        let mut order: Vec<usize> = (0..all.len()).collect();
+        order.sort_unstable_by_key(|&i| all[i].id);
+        order
+    });
+    by_id
+        .binary_search_by(|&i| all[i].id.cmp(&p.id))
+        .ok()
+        .map(|at| &all[by_id[at]])
+        .filter(|b| b.pattern == p.pattern && b.kind == p.kind)
+        .map_or(Tags::NONE, |b| b.tags)
 }
 
 /// The built-in regex whose ECMAScript text is `pattern`, if there is one.
