@@ -300,7 +300,8 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
 
 /// The catalog packed for the matcher-only build (`catalog::patterns`
 /// unpacks it): `PACKED_TEXT` holds each pattern's id, text, Rust regex
-/// (empty for a substring), regex literals (empty when none) and tags (one
+/// (empty for a substring, and for a regex with literals: translated when
+/// first compiled), regex literals (empty when none) and tags (one
 /// letter each, `'A'` + its index: most patterns have one or two, so this
 /// is cheaper than a 64-bit mask each) separated by NUL, and `PACKED_META`
 /// per pattern
@@ -311,8 +312,16 @@ fn compact(s: &mut String, patterns: &[Checked]) {
     let mut meta = Vec::new();
     for p in patterns {
         let e = &p.entry;
-        let regex = p.regex.as_deref().unwrap_or("");
         let literals = p.literals.as_deref().unwrap_or("");
+        // A regex with literals is compiled only when a text holds one, so
+        // the matcher translates it then (`LazyRegex`): its Rust spelling,
+        // a tenth of the packed text, is not shipped. A regex without
+        // literals runs in the matcher's `RegexSet` from the start, so it keeps it.
+        let regex = if literals.is_empty() {
+            p.regex.as_deref().unwrap_or("")
+        } else {
+            ""
+        };
         let tags: String = (0..64u8)
             .filter(|i| p.tags & (1 << i) != 0)
             .map(|i| char::from(b'A' + i))

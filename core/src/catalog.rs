@@ -34,7 +34,10 @@ pub struct BuiltinPattern {
     /// matcher does not report it).
     #[cfg(feature = "endpoint")]
     pub source: &'static str,
-    /// For a regex: its Rust spelling, translated at build time.
+    /// For a regex: its Rust spelling, translated at build time. Without
+    /// the `endpoint` feature (the npm matcher-only wasm) only a regex with
+    /// no literals has it; the matcher translates the others when it first
+    /// compiles them.
     pub rust_regex: Option<&'static str>,
     /// For a regex with literals one of which its every match contains
     /// (`literals::required_literals`, extracted at build time): them,

@@ -226,15 +226,26 @@ pub struct Matcher {
 struct LazyRegex {
     /// The index of its pattern.
     index: usize,
-    /// Its Rust spelling.
+    /// Its Rust spelling; empty for a built-in regex whose translation the
+    /// packed catalog leaves out (`build.rs`, `compact`).
     rust: Cow<'static, str>,
+    /// Its ECMAScript text, translated here when `rust` is empty.
+    ecma: &'static str,
     compiled: OnceLock<Regex>,
 }
 
 impl LazyRegex {
     fn get(&self) -> &Regex {
         self.compiled.get_or_init(|| {
-            syntax::compile(&self.rust)
+            let translated;
+            let rust = if self.rust.is_empty() {
+                translated = syntax::translate(self.ecma)
+                    .expect("every built-in regex was translated once in build.rs");
+                translated.as_str()
+            } else {
+                &self.rust
+            };
+            syntax::compile(rust)
                 .expect("every regex kept compiled once before: in build.rs or by its validation")
         })
     }
@@ -243,7 +254,9 @@ impl LazyRegex {
 /// A regex pattern made ready for the matcher: its Rust spelling, its
 /// literals, and its compiled form when validating it compiled it.
 struct PreparedRegex {
+    /// Empty when `ecma` is to be translated at first compile.
     rust: Cow<'static, str>,
+    ecma: &'static str,
     literals: Option<Vec<Cow<'static, str>>>,
     compiled: OnceLock<Regex>,
 }
@@ -264,6 +277,7 @@ impl PreparedRegex {
             .map(|found| found.into_iter().map(Cow::Owned).collect());
         Ok(PreparedRegex {
             rust: Cow::Owned(rust),
+            ecma: "",
             literals,
             compiled: OnceLock::from(regex),
         })
@@ -271,7 +285,8 @@ impl PreparedRegex {
 
     fn builtin(p: &'static BuiltinPattern) -> PreparedRegex {
         PreparedRegex {
-            rust: Cow::Borrowed(p.rust_regex.expect("a built-in regex has its translation")),
+            rust: Cow::Borrowed(p.rust_regex.unwrap_or_default()),
+            ecma: p.pattern,
             literals: p
                 .required_literals()
                 .map(|found| found.map(Cow::Borrowed).collect()),
@@ -299,10 +314,11 @@ impl Matcher {
     pub fn new(
         patterns: impl IntoIterator<Item = MatcherPattern>,
     ) -> Result<Matcher, InvalidPattern> {
+        let mut cursor = 0;
         let prepared = patterns
             .into_iter()
             .map(|p| {
-                let tags = builtin_tags(&p);
+                let tags = builtin_tags(&p, &mut cursor);
                 match p.kind {
                     Kind::String if p.pattern.is_empty() => {
                         Err(InvalidPattern(format!("pattern {}: empty", p.id)))
@@ -338,6 +354,7 @@ impl Matcher {
                 }
                 Some(PreparedRegex {
                     rust,
+                    ecma,
                     literals: found,
                     compiled,
                 }) => {
@@ -345,6 +362,7 @@ impl Matcher {
                     regexes.push(LazyRegex {
                         index,
                         rust,
+                        ecma,
                         compiled,
                     });
                     match found {
@@ -750,26 +768,31 @@ struct Scratch {
 /// The tags of the built-in pattern with `p`'s id and text (none for any
 /// other pattern). Ids are never reused for another fact; the text is
 /// compared too, so a list that reuses an id for its own pattern gets none.
-fn builtin_tags(p: &MatcherPattern) -> Tags {
+///
+/// A fetched response lists the built-ins in catalog order, so the pattern
+/// sought is nearly always the one after the last found (`cursor`): the
+/// whole list costs one pass, and no index of the catalog is built (a sort
+/// of one cost the npm matcher wasm more bytes than its budget had left).
+fn builtin_tags(p: &MatcherPattern, cursor: &mut usize) -> Tags {
     // Accounts' patterns cannot have a built-in id: skip the search.
     if p.id.starts_with("custom-") {
         return Tags::NONE;
     }
-    // The catalog's positions sorted by id, made once: a fetched response
-    // lists the whole catalog, and a scan per pattern would be quadratic.
-    static BY_ID: OnceLock<Vec<usize>> = OnceLock::new();
     let all = catalog::patterns();
-    let by_id = BY_ID.get_or_init(|| {
-        let mut order: Vec<usize> = (0..all.len()).collect();
-        order.sort_unstable_by_key(|&i| all[i].id);
-        order
-    });
-    by_id
-        .binary_search_by(|&i| all[i].id.cmp(&p.id))
-        .ok()
-        .map(|at| &all[by_id[at]])
-        .filter(|b| b.pattern == p.pattern && b.kind == p.kind)
-        .map_or(Tags::NONE, |b| b.tags)
+    let at = match all.get(*cursor) {
+        Some(next) if next.id == p.id => Some(*cursor),
+        _ => all.iter().position(|b| b.id == p.id),
+    };
+    let Some(at) = at else {
+        return Tags::NONE;
+    };
+    *cursor = at + 1;
+    let b = &all[at];
+    if b.pattern == p.pattern && b.kind == p.kind {
+        b.tags
+    } else {
+        Tags::NONE
+    }
 }
 
 /// The built-in regex whose ECMAScript text is `pattern`, if there is one.
@@ -786,5 +809,31 @@ fn haystack(text: &str) -> Cow<'_, str> {
         Cow::Borrowed(text)
     } else {
         Cow::Owned(text.to_lowercase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A built-in regex that runs behind its literals: in the packed
+    /// catalog (no `endpoint` feature) it has no stored translation and is
+    /// translated at its first compile; either way it matches, and its
+    /// verdict carries the pattern's tags.
+    #[test]
+    fn builtin_regex_behind_literals_matches_and_tags() {
+        let matcher = Matcher::builtin(0.5);
+        let agent = "Mozilla/5.0 (compatible; Examplecrawler/2.1; +http://example.com/about)";
+        let verdict = matcher.classify(&Event {
+            user_agent: Some(agent.into()),
+            ..Event::default()
+        });
+        let regex = verdict
+            .matches
+            .iter()
+            .find(|m| matcher.patterns()[m.index].kind == Kind::Regex)
+            .expect("a UA-grammar regex matches");
+        assert_eq!(regex.category, "bot-traffic");
+        assert!(regex.tags.contains("generic-bot"), "{:?}", regex.tags);
     }
 }
