@@ -54,6 +54,7 @@ class Classifier {
   #raw;
   #memory;
   #table;
+  #tags;
   /** The wasm-side input buffer: address, capacity, a view of it. */
   #input = 0;
   #capacity = 0;
@@ -89,14 +90,17 @@ class Classifier {
     if (this.#run(input) === 0) return CLEAN;
     const flat = this.#raw.matches();
     const table = (this.#table ??= this.patterns);
+    // Each pattern's tags (a built-in's sub-kinds, none for others), read once.
+    const tagsOf = (this.#tags ??= this.#raw.tags().map((t) => Object.freeze(t === '' ? [] : t.split(','))));
     const matches = [];
     for (let i = 0; i < flat.length; i += 2) {
       const { id, category, confidence } = table[flat[i]];
+      const tags = tagsOf[flat[i]];
       const code = flat[i + 1];
       matches.push(
         code < FRAME
-          ? { id, category, confidence, field: FIELDS[code] }
-          : { id, category, confidence, field: 'frame', index: code - FRAME },
+          ? { id, category, tags, confidence, field: FIELDS[code] }
+          : { id, category, tags, confidence, field: 'frame', index: code - FRAME },
       );
     }
     return { noise: true, matches };
