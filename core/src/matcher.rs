@@ -19,8 +19,10 @@
 //!
 //! **Ready at once.** [`Matcher::builtin`] is what a page builds before it
 //! can filter its first error, so it parses and compiles no regex: the
-//! catalog's translations and literals come from `build.rs`, and each regex
-//! is compiled when a text first holds one of its literals ([`LazyRegex`]).
+//! catalog's literals (and translations, but for the packed catalog of the
+//! npm matcher-only wasm) come from `build.rs`, and each regex is translated
+//! if need be and compiled when a text first holds one of its literals
+//! ([`LazyRegex`]).
 //! Patterns given at run time are validated, and so compiled, at once.
 
 use std::borrow::Cow;
