@@ -22,6 +22,9 @@ mod literals;
 #[path = "src/syntax.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod syntax;
+#[path = "src/tags.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod tags;
 #[path = "src/wire.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod wire;
@@ -68,6 +71,8 @@ struct Entry {
     category: String,
     confidence: f64,
     source: String,
+    /// Sub-kinds, from the vocabulary in `src/tags.rs`; at least one.
+    tags: Vec<String>,
 }
 
 struct Checked {
@@ -77,6 +82,8 @@ struct Checked {
     /// For a regex with a usable literal set: the literals, joined by
     /// `literals::SEPARATOR`.
     literals: Option<String>,
+    /// The tags as bits (`tags::Tags`).
+    tags: u64,
 }
 
 fn main() {
@@ -86,6 +93,7 @@ fn main() {
     println!("cargo::rerun-if-changed=src/syntax.rs");
     println!("cargo::rerun-if-changed=src/literals.rs");
     println!("cargo::rerun-if-changed=src/wire.rs");
+    println!("cargo::rerun-if-changed=src/tags.rs");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let file: CatalogFile =
@@ -146,6 +154,19 @@ fn check(entries: Vec<Entry>, errors: &mut Vec<String>) -> Vec<Checked> {
         if entry.source.trim().is_empty() || entry.source.chars().count() > 200 {
             errors.push(format!("{at}: source must be 1 to 200 characters"));
         }
+        let mut tag_bits = 0u64;
+        if entry.tags.is_empty() {
+            errors.push(format!("{at}: needs at least one tag"));
+        }
+        for tag in &entry.tags {
+            match tags::NAMES.iter().position(|t| t == tag) {
+                Some(i) if tag_bits & (1 << i) == 0 => tag_bits |= 1 << i,
+                Some(_) => errors.push(format!("{at}: tag {tag:?} given twice")),
+                None => errors.push(format!(
+                    "{at}: unknown tag {tag:?} (the vocabulary is in src/tags.rs)"
+                )),
+            }
+        }
         let category = CATEGORIES_A.iter().position(|c| *c == entry.category);
         if category.is_none() {
             errors.push(format!("{at}: unknown category {:?}", entry.category));
@@ -180,6 +201,7 @@ fn check(entries: Vec<Entry>, errors: &mut Vec<String>) -> Vec<Checked> {
             category: category.unwrap_or(0),
             regex,
             literals,
+            tags: tag_bits,
             entry,
         });
     }
@@ -238,7 +260,8 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
         let _ = writeln!(
             s,
             "    BuiltinPattern {{ id: {:?}, pattern: {:?}, kind: Kind::{}, category: Category::{}, \
-             confidence: {:?}, source: {:?}, rust_regex: {:?}, regex_literals: {:?} }},",
+             confidence: {:?}, source: {:?}, rust_regex: {:?}, regex_literals: {:?}, \
+             tags: Tags::from_bits({:#x}) }},",
             e.id,
             e.pattern,
             if p.regex.is_some() { "Regex" } else { "String" },
@@ -247,6 +270,7 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
             e.source,
             p.regex,
             p.literals,
+            p.tags,
         );
     }
     let _ = writeln!(s, "];");
@@ -277,8 +301,11 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
 
 /// The catalog packed for the matcher-only build (`catalog::patterns`
 /// unpacks it): `PACKED_TEXT` holds each pattern's id, text, Rust regex
-/// (empty for a substring) and regex literals (empty when none) separated
-/// by NUL, and `PACKED_META` per pattern
+/// (empty for a substring, and for a regex with literals: translated when
+/// first compiled), regex literals (empty when none) and tags (one
+/// letter each, `'A'` + its index: most patterns have one or two, so this
+/// is cheaper than a 64-bit mask each) separated by NUL, and `PACKED_META`
+/// per pattern
 /// its category's index (bit 3: a regex) and its confidence in hundredths,
 /// which is exact: the check below proves `percent / 100` is the same f64.
 fn compact(s: &mut String, patterns: &[Checked]) {
@@ -286,9 +313,21 @@ fn compact(s: &mut String, patterns: &[Checked]) {
     let mut meta = Vec::new();
     for p in patterns {
         let e = &p.entry;
-        let regex = p.regex.as_deref().unwrap_or("");
         let literals = p.literals.as_deref().unwrap_or("");
-        for part in [&e.id, &e.pattern, regex, literals] {
+        // A regex with literals is compiled only when a text holds one, so
+        // the matcher translates it then (`LazyRegex`): its Rust spelling,
+        // a tenth of the packed text, is not shipped. A regex without
+        // literals runs in the matcher's `RegexSet` from the start, so it keeps it.
+        let regex = if literals.is_empty() {
+            p.regex.as_deref().unwrap_or("")
+        } else {
+            ""
+        };
+        let tags: String = (0..64u8)
+            .filter(|i| p.tags & (1 << i) != 0)
+            .map(|i| char::from(b'A' + i))
+            .collect();
+        for part in [&e.id, &e.pattern, regex, literals, &tags] {
             assert!(!part.contains('\0'), "{}: a NUL cannot be packed", e.id);
             text.push_str(part);
             text.push('\0');

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 #[cfg(feature = "endpoint")]
 use crate::pattern::Variant;
 use crate::pattern::{Category, Kind};
+use crate::tags::Tags;
 
 /// One built-in pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,12 +34,17 @@ pub struct BuiltinPattern {
     /// matcher does not report it).
     #[cfg(feature = "endpoint")]
     pub source: &'static str,
-    /// For a regex: its Rust spelling, translated at build time.
+    /// For a regex: its Rust spelling, translated at build time. Without
+    /// the `endpoint` feature (the npm matcher-only wasm) only a regex with
+    /// no literals has it; the matcher translates the others when it first
+    /// compiles them.
     pub rust_regex: Option<&'static str>,
     /// For a regex with literals one of which its every match contains
     /// (`literals::required_literals`, extracted at build time): them,
     /// separated by [`literals::SEPARATOR`].
     pub(crate) regex_literals: Option<&'static str>,
+    /// What it recognises, finer than its category (docs/CATALOG.md, "Tags").
+    pub tags: Tags,
 }
 
 impl BuiltinPattern {
@@ -73,7 +79,8 @@ pub fn patterns() -> &'static [BuiltinPattern] {
 /// The catalog compiled into this build: without `endpoint` (the npm
 /// matcher-only wasm) it is packed by `build.rs` (no sources, no
 /// per-pattern pointers) and unpacked here once, to the same ids, texts,
-/// kinds, categories, confidences (bit for bit), Rust regexes and literals.
+/// kinds, categories, confidences (bit for bit), Rust regexes, literals and
+/// tags.
 #[cfg(not(feature = "endpoint"))]
 pub fn patterns() -> &'static [BuiltinPattern] {
     static UNPACKED: std::sync::OnceLock<Vec<BuiltinPattern>> = std::sync::OnceLock::new();
@@ -83,7 +90,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
         PACKED_META
             .iter()
             .map(|&(tag, percent)| {
-                let (id, pattern, rust, literals) = (next(), next(), next(), next());
+                let (id, pattern, rust, literals, tags) = (next(), next(), next(), next(), next());
                 BuiltinPattern {
                     id,
                     pattern,
@@ -96,6 +103,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
                     confidence: f64::from(percent) / 100.0,
                     rust_regex: (!rust.is_empty()).then_some(rust),
                     regex_literals: (!literals.is_empty()).then_some(literals),
+                    tags: Tags::from_packed(tags),
                 }
             })
             .collect()

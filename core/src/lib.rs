@@ -43,10 +43,10 @@
 //!   [`Match`], [`Field`], [`InvalidPattern`]; [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
-//!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]); the
-//!   regex subset ([`translate_regex`], [`SyntaxError`], [`MAX_REGEX_LEN`]) and
-//!   what a published regex meets besides ([`validate_regex`],
-//!   [`MIN_REGEX_LITERALS`]).
+//!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]) and
+//!   its sub-kinds ([`Tags`]); the regex subset ([`translate_regex`],
+//!   [`SyntaxError`], [`MAX_REGEX_LEN`]) and what a published regex meets
+//!   besides ([`validate_regex`], [`MIN_REGEX_LITERALS`]).
 //! - **The endpoint** (feature `endpoint`): [`handle`] and its [`Step`]s
 //!   ([`Get`], [`Increment`], [`Delete`]), or [`run`] over a [`SyncStore`];
 //!   [`Request`], [`Response`], [`Rejection`], [`ParamError`],
@@ -95,6 +95,8 @@ mod shape;
 #[cfg(feature = "endpoint")]
 mod store;
 mod syntax;
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod tags;
 #[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod wire;
@@ -110,6 +112,7 @@ pub use syntax::{
     MAX_REGEX_LEN, MIN_REGEX_LITERALS, SyntaxError, translate as translate_regex,
     validate as validate_regex,
 };
+pub use tags::Tags;
 #[cfg(feature = "endpoint")]
 pub use {
     auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash},

@@ -19,8 +19,10 @@
 //!
 //! **Ready at once.** [`Matcher::builtin`] is what a page builds before it
 //! can filter its first error, so it parses and compiles no regex: the
-//! catalog's translations and literals come from `build.rs`, and each regex
-//! is compiled when a text first holds one of its literals ([`LazyRegex`]).
+//! catalog's literals (and translations, but for the packed catalog of the
+//! npm matcher-only wasm) come from `build.rs`, and each regex is translated
+//! if need be and compiled when a text first holds one of its literals
+//! ([`LazyRegex`]).
 //! Patterns given at run time are validated, and so compiled, at once.
 
 use std::borrow::Cow;
@@ -39,6 +41,7 @@ use crate::literals;
 use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant};
 use crate::pattern_list;
 use crate::syntax;
+use crate::tags::Tags;
 
 /// One pattern as the matcher takes it: from the catalog, an account's
 /// custom patterns, or a response body of either variant.
@@ -171,6 +174,9 @@ pub struct Match<'m> {
     pub id: &'m str,
     /// Its category.
     pub category: &'m str,
+    /// Its sub-kinds: a built-in pattern's tags (docs/CATALOG.md,
+    /// "Tags"), none for any other.
+    pub tags: Tags,
     /// Its confidence.
     pub confidence: f64,
     /// The text it matched.
@@ -200,6 +206,8 @@ enum Hit {
 #[derive(Debug, Clone)]
 pub struct Matcher {
     patterns: Vec<MatcherPattern>,
+    /// Each pattern's tags, in the same order.
+    tags: Vec<Tags>,
     /// Substring patterns and regex literals, lowercased.
     literals: Literals,
     /// Every regex, with the index of its pattern.
@@ -220,15 +228,26 @@ pub struct Matcher {
 struct LazyRegex {
     /// The index of its pattern.
     index: usize,
-    /// Its Rust spelling.
+    /// Its Rust spelling; empty for a built-in regex whose translation the
+    /// packed catalog leaves out (`build.rs`, `compact`).
     rust: Cow<'static, str>,
+    /// Its ECMAScript text, translated here when `rust` is empty.
+    ecma: &'static str,
     compiled: OnceLock<Regex>,
 }
 
 impl LazyRegex {
     fn get(&self) -> &Regex {
         self.compiled.get_or_init(|| {
-            syntax::compile(&self.rust)
+            let translated;
+            let rust = if self.rust.is_empty() {
+                translated = syntax::translate(self.ecma)
+                    .expect("every built-in regex was translated once in build.rs");
+                translated.as_str()
+            } else {
+                &self.rust
+            };
+            syntax::compile(rust)
                 .expect("every regex kept compiled once before: in build.rs or by its validation")
         })
     }
@@ -237,7 +256,9 @@ impl LazyRegex {
 /// A regex pattern made ready for the matcher: its Rust spelling, its
 /// literals, and its compiled form when validating it compiled it.
 struct PreparedRegex {
+    /// Empty when `ecma` is to be translated at first compile.
     rust: Cow<'static, str>,
+    ecma: &'static str,
     literals: Option<Vec<Cow<'static, str>>>,
     compiled: OnceLock<Regex>,
 }
@@ -258,6 +279,7 @@ impl PreparedRegex {
             .map(|found| found.into_iter().map(Cow::Owned).collect());
         Ok(PreparedRegex {
             rust: Cow::Owned(rust),
+            ecma: "",
             literals,
             compiled: OnceLock::from(regex),
         })
@@ -265,7 +287,8 @@ impl PreparedRegex {
 
     fn builtin(p: &'static BuiltinPattern) -> PreparedRegex {
         PreparedRegex {
-            rust: Cow::Borrowed(p.rust_regex.expect("a built-in regex has its translation")),
+            rust: Cow::Borrowed(p.rust_regex.unwrap_or_default()),
+            ecma: p.pattern,
             literals: p
                 .required_literals()
                 .map(|found| found.map(Cow::Borrowed).collect()),
@@ -282,7 +305,7 @@ impl Matcher {
             .filter(|p| p.confidence >= min_confidence);
         Matcher::build(patterns.map(|p| {
             let prepared = (p.kind == Kind::Regex).then(|| PreparedRegex::builtin(p));
-            (MatcherPattern::from(p), prepared)
+            (MatcherPattern::from(p), prepared, p.tags)
         }))
         .expect("the catalog is validated at build time")
     }
@@ -296,39 +319,53 @@ impl Matcher {
         Matcher::builtin(DEFAULT_MIN_CONFIDENCE)
     }
 
-    /// Compiles `patterns`. Regexes must be in the shared subset.
+    /// Compiles `patterns`. Regexes must be in the shared subset. A
+    /// pattern with a built-in pattern's id and text (a fetched response
+    /// lists the built-ins so) gets that pattern's tags.
     pub fn new(
         patterns: impl IntoIterator<Item = MatcherPattern>,
     ) -> Result<Matcher, InvalidPattern> {
+        let mut cursor = 0;
         let prepared = patterns
             .into_iter()
-            .map(|p| match p.kind {
-                Kind::String if p.pattern.is_empty() => {
-                    Err(InvalidPattern(format!("pattern {}: empty", p.id)))
+            .map(|p| {
+                let tags = builtin_tags(&p, &mut cursor);
+                match p.kind {
+                    Kind::String if p.pattern.is_empty() => {
+                        Err(InvalidPattern(format!("pattern {}: empty", p.id)))
+                    }
+                    Kind::String => Ok((p, None, tags)),
+                    Kind::Regex => PreparedRegex::of(&p).map(|regex| (p, Some(regex), tags)),
                 }
-                Kind::String => Ok((p, None)),
-                Kind::Regex => PreparedRegex::of(&p).map(|regex| (p, Some(regex))),
             })
             .collect::<Result<Vec<_>, _>>()?;
         Matcher::build(prepared)
     }
 
+    /// Each pattern's tags, in the order of [`Matcher::patterns`].
+    pub fn tags(&self) -> &[Tags] {
+        &self.tags
+    }
+
     /// The set of `patterns`, each substring already checked and each
-    /// regex prepared.
+    /// regex prepared, with its tags.
     fn build(
-        patterns: impl IntoIterator<Item = (MatcherPattern, Option<PreparedRegex>)>,
+        patterns: impl IntoIterator<Item = (MatcherPattern, Option<PreparedRegex>, Tags)>,
     ) -> Result<Matcher, InvalidPattern> {
         let mut kept = Vec::new();
+        let mut tags = Vec::new();
         let mut literals = Literals::default();
         let mut regexes = Vec::new();
         let mut unfiltered = Vec::new();
-        for (index, (p, regex)) in patterns.into_iter().enumerate() {
+        for (index, (p, regex, its_tags)) in patterns.into_iter().enumerate() {
+            tags.push(its_tags);
             match regex {
                 None => {
                     literals.add(Cow::Owned(p.pattern.to_lowercase()), Hit::Pattern(index));
                 }
                 Some(PreparedRegex {
                     rust,
+                    ecma,
                     literals: found,
                     compiled,
                 }) => {
@@ -336,6 +373,7 @@ impl Matcher {
                     regexes.push(LazyRegex {
                         index,
                         rust,
+                        ecma,
                         compiled,
                     });
                     match found {
@@ -366,6 +404,7 @@ impl Matcher {
         };
         Ok(Matcher {
             patterns: kept,
+            tags,
             literals,
             regexes,
             unfiltered,
@@ -524,6 +563,7 @@ impl Matcher {
                 index,
                 id: &p.id,
                 category: &p.category,
+                tags: self.tags[index],
                 confidence: p.confidence,
                 field,
             });
@@ -736,6 +776,36 @@ struct Scratch {
     candidates: Vec<usize>,
 }
 
+/// The tags of the built-in pattern with `p`'s id and text (none for any
+/// other pattern). Ids are never reused for another fact; the text is
+/// compared too, so a list that reuses an id for its own pattern gets none.
+///
+/// A fetched response lists the built-ins in catalog order, so the pattern
+/// sought is nearly always the one after the last found (`cursor`): the
+/// whole list costs one pass, and no index of the catalog is built (a sort
+/// of one cost the npm matcher wasm more bytes than its budget had left).
+fn builtin_tags(p: &MatcherPattern, cursor: &mut usize) -> Tags {
+    // Accounts' patterns cannot have a built-in id: skip the search.
+    if p.id.starts_with("custom-") {
+        return Tags::NONE;
+    }
+    let all = catalog::patterns();
+    let at = match all.get(*cursor) {
+        Some(next) if next.id == p.id => Some(*cursor),
+        _ => all.iter().position(|b| b.id == p.id),
+    };
+    let Some(at) = at else {
+        return Tags::NONE;
+    };
+    *cursor = at + 1;
+    let b = &all[at];
+    if b.pattern == p.pattern && b.kind == p.kind {
+        b.tags
+    } else {
+        Tags::NONE
+    }
+}
+
 /// The built-in regex whose ECMAScript text is `pattern`, if there is one.
 fn builtin_regex(pattern: &str) -> Option<&'static BuiltinPattern> {
     catalog::patterns()
@@ -750,5 +820,31 @@ fn haystack(text: &str) -> Cow<'_, str> {
         Cow::Borrowed(text)
     } else {
         Cow::Owned(text.to_lowercase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A built-in regex that runs behind its literals: in the packed
+    /// catalog (no `endpoint` feature) it has no stored translation and is
+    /// translated at its first compile; either way it matches, and its
+    /// verdict carries the pattern's tags.
+    #[test]
+    fn builtin_regex_behind_literals_matches_and_tags() {
+        let matcher = Matcher::builtin(0.5);
+        let agent = "Mozilla/5.0 (compatible; Examplecrawler/2.1; +http://example.com/about)";
+        let verdict = matcher.classify(&Event {
+            user_agent: Some(agent.into()),
+            ..Event::default()
+        });
+        let regex = verdict
+            .matches
+            .iter()
+            .find(|m| matcher.patterns()[m.index].kind == Kind::Regex)
+            .expect("a UA-grammar regex matches");
+        assert_eq!(regex.category, "bot-traffic");
+        assert!(regex.tags.contains("generic-bot"), "{:?}", regex.tags);
     }
 }

@@ -148,6 +148,7 @@ impl matching::GuestMatcher for MatcherResource {
                 .map(|m| matching::Match {
                     id: m.id.to_owned(),
                     category: m.category.to_owned(),
+                    tags: m.tags.names().map(str::to_owned).collect(),
                     confidence: m.confidence,
                     field: field_out(m.field),
                 })

@@ -181,6 +181,12 @@ export type Classifiable = Error | string | EventInput | SentryLikeEvent;
 export interface Match {
   id: string;
   category: string;
+  /**
+   * What the pattern recognises, finer than its category (`search-engine`,
+   * `ai-crawler`, `wallet`, `translator`, …): a built-in pattern's tags, also
+   * when it came in a fetched response; empty for any other pattern.
+   */
+  tags: readonly string[];
   confidence: number;
   /** Which text: the message (`Type: message`), a frame URL, or the user agent. */
   field: 'message' | 'frame' | 'userAgent';

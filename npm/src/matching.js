@@ -63,6 +63,7 @@ class Classifier {
   #kinds;
   #absent;
   #apart;
+  #tags;
   /** The wasm-side input buffer: address, capacity, a view of it. */
   #input = 0;
   #capacity = 0;
@@ -103,14 +104,17 @@ class Classifier {
     const flat = this.#raw.matches();
     const table = (this.#table ??= this.patterns);
     const { Message, Frame } = this.#codes;
+    // Each pattern's tags (a built-in's sub-kinds, none for others), read once.
+    const tagsOf = (this.#tags ??= this.#raw.tags().map((t) => Object.freeze(t === '' ? [] : t.split(','))));
     const matches = [];
     for (let i = 0; i < flat.length; i += 2) {
       const { id, category, confidence } = table[flat[i]];
+      const tags = tagsOf[flat[i]];
       const code = flat[i + 1];
       matches.push(
         code < Frame
-          ? { id, category, confidence, field: code === Message ? 'message' : 'userAgent' }
-          : { id, category, confidence, field: 'frame', index: code - Frame },
+          ? { id, category, tags, confidence, field: code === Message ? 'message' : 'userAgent' }
+          : { id, category, tags, confidence, field: 'frame', index: code - Frame },
       );
     }
     return { noise: true, matches };

@@ -313,6 +313,25 @@ impl JsMatcher {
     pub fn confidences(&self) -> Vec<f64> {
         self.column(|p| p.confidence)
     }
+
+    /// The patterns' tags, in order: each pattern's joined by `,` (empty
+    /// for none; no tag holds a comma).
+    pub fn tags(&self) -> Vec<String> {
+        self.inner
+            .tags()
+            .iter()
+            .map(|t| {
+                let mut joined = String::new();
+                for name in t.names() {
+                    if !joined.is_empty() {
+                        joined.push(',');
+                    }
+                    joined.push_str(name);
+                }
+                joined
+            })
+            .collect()
+    }
 }
 
 /// Kinds of value, as `describe` in `npm/src/matching.js` writes them (one

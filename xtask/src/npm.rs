@@ -488,6 +488,8 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/client.test.mjs",
                 "node/sentry.test.mjs",
                 "node/redos.test.mjs",
+                // The catalog's bot patterns against isbot, from the registry.
+                "node/bots.test.mjs",
             ]);
             // The 200 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.

@@ -13,6 +13,12 @@ pub struct LabelledEvent {
     /// per-category recall is computed over). Absent on real events.
     #[serde(default)]
     pub category: Option<String>,
+    /// `Some("held-out")` for the part frozen before the patterns written
+    /// for it, `Some("development")` for the events added with it that
+    /// patterns were written with in view, absent for the events of earlier
+    /// releases (docs/CATALOG.md, "The evaluation set").
+    #[serde(default)]
+    pub part: Option<String>,
     #[serde(default)]
     pub message: Option<String>,
     #[serde(default)]
@@ -23,6 +29,11 @@ pub struct LabelledEvent {
 }
 
 impl LabelledEvent {
+    /// Whether the event is in the held-out part.
+    pub fn held_out(&self) -> bool {
+        self.part.as_deref() == Some("held-out")
+    }
+
     pub fn event(&self) -> Event {
         Event {
             exception_type: None,

@@ -7,7 +7,7 @@ const matcher = Matcher.builtin();
 const error = new TypeError("Cannot read properties of undefined (reading 'sendMessage')");
 error.stack = `${error}\n    at inject (chrome-extension://abcdefghijklmnopabcdefghijklmnop/content.js:1:20)`;
 console.log(matcher.classify(error));
-// { noise: true, matches: [ { id: …, category: 'browser-extension', confidence: …, field: 'frame', index: 0 } ] }
+// { noise: true, matches: [ { id: 'chrome-extension-url', category: 'browser-extension', tags: ['extension-url'], confidence: 0.97, field: 'frame', index: 0 } ] }
 
 // A message, or what your error tracker has: message, type, stack, frames, url, userAgent.
 console.log(matcher.isNoise('TypeError: cart.items is undefined')); // false

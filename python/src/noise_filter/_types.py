@@ -161,11 +161,14 @@ class Match:
     confidence: float
     field: str
     index: Optional[int] = None
+    #: What the pattern recognises, finer than its category: a built-in
+    #: pattern's tags (``search-engine``, ``wallet``, …), empty for others.
+    tags: Tuple[str, ...] = ()
 
     def to_dict(self) -> Dict[str, Any]:
         """The core's JSON shape of a match."""
-        d: Dict[str, Any] = {"id": self.id, "category": self.category, "confidence": self.confidence,
-                   "field": self.field}
+        d: Dict[str, Any] = {"id": self.id, "category": self.category, "tags": list(self.tags),
+                             "confidence": self.confidence, "field": self.field}
         if self.index is not None:
             d["index"] = self.index
         return d

@@ -201,7 +201,8 @@ def _verdict(lifted: Any) -> Verdict:
         f = m.field  # a Variant: message, frame(index), user-agent
         name = {"message": "message", "frame": "frame", "user-agent": "userAgent"}[f.tag]
         matches.append(Match(id=m.id, category=m.category, confidence=m.confidence, field=name,
-                             index=f.payload if f.tag == "frame" else None))
+                             index=f.payload if f.tag == "frame" else None,
+                             tags=tuple(m.tags)))
     return Verdict(noise=bool(lifted.noise), matches=matches)
 
 
