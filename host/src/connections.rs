@@ -28,6 +28,12 @@ use hyper_util::server::graceful::GracefulConnection;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
+/// The most bytes of a request head hyper buffers: what one connection can
+/// make the server hold before its head is complete (hyper's default is
+/// ~400 KiB). Room for a request line of 64 KiB, the longest hyper reads
+/// (longer is a 414), with ordinary headers.
+pub const MAX_HEAD_BUFFER: usize = 80 * 1024;
+
 /// What a slow, idle or abusive client may hold.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {

@@ -76,7 +76,7 @@ pub async fn serve(listener: TcpListener, health: Arc<Health>) {
             http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_read_timeout)
-                .max_buf_size(crate::serve::MAX_HEAD_BUFFER)
+                .max_buf_size(crate::connections::MAX_HEAD_BUFFER)
                 .serve_connection(TokioIo::new(socket), service)
         })
         .await;

@@ -32,7 +32,7 @@ use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::p2::types::{HostIncomingRequest, HostResponseOutparam};
 
-use crate::connections::{ConnectionLimits, Connections};
+use crate::connections::{ConnectionLimits, Connections, MAX_HEAD_BUFFER};
 use crate::instance::{self, InstanceState};
 use crate::logs::{AccessLine, MAX_LOGGED_METHOD, MAX_LOGGED_PATH, Printable, RequestId};
 use crate::ops::Health;
@@ -49,12 +49,6 @@ pub const DEFAULT_REUSE: u32 = 128;
 /// Most idle instances kept for reuse; each holds a pool slot and its
 /// resident memory.
 const MAX_IDLE: usize = 64;
-
-/// The most bytes of a request head hyper buffers: what one connection can
-/// make the server hold before its head is complete (hyper's default is
-/// ~400 KiB). Room for a request line of 64 KiB, the longest hyper reads
-/// (longer is a 414), with ordinary headers.
-pub const MAX_HEAD_BUFFER: usize = 80 * 1024;
 
 /// What `serve` needs.
 #[derive(Debug)]
