@@ -173,7 +173,7 @@ fn check(entries: Vec<Entry>, errors: &mut Vec<String>) -> Vec<Checked> {
         }
         let regex = match entry.kind.as_str() {
             "string" => None,
-            "regex" => match syntax::validate(&entry.pattern) {
+            "regex" => match syntax::validate_regex(&entry.pattern) {
                 Ok(rust) => Some(rust),
                 Err(e) => {
                     errors.push(format!("{at}: {e}"));

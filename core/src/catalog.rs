@@ -13,8 +13,7 @@
 use std::borrow::Cow;
 
 #[cfg(feature = "endpoint")]
-use crate::pattern::Variant;
-use crate::pattern::{Category, Kind};
+use crate::pattern::{Category, Kind, MatcherPattern, Variant};
 use crate::tags::Tags;
 
 /// One built-in pattern.
@@ -72,7 +71,7 @@ include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
 /// The catalog compiled into this build.
 #[cfg(feature = "endpoint")]
-pub fn patterns() -> &'static [BuiltinPattern] {
+pub fn builtin_patterns() -> &'static [BuiltinPattern] {
     &PATTERNS
 }
 
@@ -82,7 +81,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
 /// kinds, categories, confidences (bit for bit), Rust regexes, literals and
 /// tags.
 #[cfg(not(feature = "endpoint"))]
-pub fn patterns() -> &'static [BuiltinPattern] {
+pub fn builtin_patterns() -> &'static [BuiltinPattern] {
     static UNPACKED: std::sync::OnceLock<Vec<BuiltinPattern>> = std::sync::OnceLock::new();
     UNPACKED.get_or_init(|| {
         let mut parts = PACKED_TEXT.split('\0');
@@ -111,7 +110,7 @@ pub fn patterns() -> &'static [BuiltinPattern] {
 }
 
 /// The catalog's release date (UTC, `YYYY-MM-DD`).
-pub fn release() -> &'static str {
+pub fn catalog_release() -> &'static str {
     RELEASE
 }
 
@@ -219,5 +218,17 @@ mod tests {
             digest.update(Rendered::of(variant).fragments.as_bytes());
         }
         assert_eq!(digest.digest(), DIGEST);
+    }
+}
+
+impl From<&BuiltinPattern> for MatcherPattern {
+    fn from(p: &BuiltinPattern) -> Self {
+        MatcherPattern {
+            id: p.id.to_owned(),
+            pattern: p.pattern.to_owned(),
+            kind: p.kind,
+            category: p.category.name(Variant::A).to_owned(),
+            confidence: p.confidence,
+        }
     }
 }

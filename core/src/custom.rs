@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pattern::{CUSTOM_CATEGORY_A, Category, Kind, Variant};
+use crate::pattern::{CUSTOM_CATEGORY_A, Category, Kind, MatcherPattern, Variant};
 use crate::rate::UnixMillis;
 use crate::syntax;
 
@@ -85,10 +85,10 @@ pub struct NewPattern {
     /// A category in either variant's spelling, or `custom`; absent: `custom`.
     #[serde(default)]
     pub category: Option<String>,
-    /// 0 to 1; absent: [`DEFAULT_CUSTOM_CONFIDENCE`].
+    /// 0 to 1; absent: 1 (the account says it is noise).
     #[serde(default)]
     pub confidence: Option<f64>,
-    /// Where it comes from; absent: [`DEFAULT_CUSTOM_SOURCE`].
+    /// Where it comes from; absent: "Custom pattern of this account".
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -173,7 +173,7 @@ impl CustomPattern {
                 }
             }
             Kind::Regex => {
-                syntax::validate(&self.pattern).map_err(|e| InvalidPattern(e.0))?;
+                syntax::validate_regex(&self.pattern).map_err(|e| InvalidPattern(e.0))?;
             }
         }
         if !(0.0..=1.0).contains(&self.confidence) {
@@ -237,7 +237,7 @@ pub struct CustomPatterns {
     #[serde(default = "one")]
     pub next_id: u64,
     /// Ids an account chose by hand for patterns it has removed since, oldest
-    /// first (at most [`MAX_RETIRED_IDS`]): refused if given again, so a
+    /// first (at most 1000): refused if given again, so a
     /// client that mutes or counts by id never applies it to another
     /// pattern.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -591,5 +591,17 @@ impl<'a> ServingView<'a> {
     /// Date of the latest change, from either layout.
     pub(crate) fn changed(&self) -> Option<&str> {
         self.changed.or(self.owned_changed.as_deref())
+    }
+}
+
+impl From<&CustomPattern> for MatcherPattern {
+    fn from(p: &CustomPattern) -> Self {
+        MatcherPattern {
+            id: p.id.clone(),
+            pattern: p.pattern.clone(),
+            kind: p.kind,
+            category: p.category_name(Variant::A).to_owned(),
+            confidence: p.confidence,
+        }
     }
 }

@@ -183,7 +183,7 @@ impl Delete {
 }
 
 /// Starts handling `request` received at `now`: checks 1 to 3 (what the
-/// request alone decides), then the store-backed ones ([`Exchange::next`]).
+/// request alone decides), then the store-backed ones (`Exchange::next`).
 pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
     let head = request.method == "HEAD";
     // 1. The path.
@@ -297,7 +297,7 @@ impl Exchange {
             Some(Ok(count)) => count,
         };
         // 7. Under the limit; a refused request is refunded.
-        let allowance = match rate::decide(self.window, current, previous) {
+        let allowance = match rate::rate_decision(self.window, current, previous) {
             RateDecision::Limited { retry_after } => {
                 let response =
                     respond::refusal(self.head, &Rejection::RateLimited { retry_after }, None);

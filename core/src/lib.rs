@@ -39,8 +39,9 @@
 //!   [`CUSTOM_CATEGORY_A`].
 //! - **Matching**: [`Matcher`] (by default the built-in catalog at
 //!   [`DEFAULT_MIN_CONFIDENCE`], as the endpoint lists it: [`Matcher::builtin_default`]),
-//!   [`MatcherPattern`], [`Event`], [`Verdict`],
-//!   [`Match`], [`Field`], [`InvalidPattern`]; [`pattern_list`]: pattern
+//!   [`MatcherPattern`], [`Event`] (a batch of them as JSON, refused with
+//!   [`InvalidEvents`]), [`Verdict`], [`Match`], [`Field`],
+//!   [`InvalidPattern`]; [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
 //!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]) and
@@ -51,18 +52,20 @@
 //!   ([`Get`], [`Increment`], [`Delete`]), or [`run`] over a [`SyncStore`];
 //!   [`Request`], [`Response`], [`Rejection`], [`ParamError`],
 //!   [`UnixMillis`], the rate limit's constants ([`RATE_LIMIT`],
-//!   [`RATE_WINDOW_MS`]) and algorithm ([`RateWindow`], [`rate_decision`],
+//!   [`RATE_WINDOW_MS`], [`RATE_COUNTER_TTL_MS`]) and algorithm ([`RateWindow`], [`rate_decision`],
 //!   [`RateDecision`]), the parameters' defaults and bounds
 //!   ([`DEFAULT_INCLUDE_CUSTOM`], [`MAX_CATEGORIES`], [`MAX_QUERY_LEN`]).
 //! - **The store** (feature `endpoint`): [`RecordKind`] (with each kind's
 //!   lifetime), [`RecordKey`], [`StoreLabel`], [`Listing`], [`StoreError`], the records and their codecs
-//!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`]), [`AccountId`],
+//!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`] and its [`CounterError`]), [`AccountId`],
 //!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]).
 //! - **A test double** (features `endpoint` and `memory-store`, off by
 //!   default): `MemoryStore`, the deterministic in-memory store of the
 //!   tests, benchmarks and the parity oracle; no shell serves from it.
 //! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
 //!   keys and custom patterns, with [`NewPattern`] and [`CustomPattern`].
+
+#![warn(missing_docs)]
 
 #[cfg(feature = "endpoint")]
 pub mod admin;
@@ -73,6 +76,7 @@ mod catalog;
 mod custom;
 #[cfg(feature = "endpoint")]
 mod error;
+mod event;
 #[cfg(feature = "endpoint")]
 mod exchange;
 #[cfg(feature = "endpoint")]
@@ -101,17 +105,16 @@ mod tags;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod wire;
 
-pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catalog_release};
-pub use matcher::{Event, Field, InvalidEvents, Match, Matcher, MatcherPattern, Verdict};
+pub use catalog::{BuiltinPattern, builtin_patterns, catalog_release};
+pub use event::{Event, Field, InvalidEvents, Match, Verdict};
+pub use matcher::Matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 pub use memory::MemoryStore;
 pub use pattern::{
-    CUSTOM_CATEGORY_A, Category, DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant,
+    CUSTOM_CATEGORY_A, Category, DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern,
+    Variant,
 };
-pub use syntax::{
-    MAX_REGEX_LEN, MIN_REGEX_LITERALS, SyntaxError, translate as translate_regex,
-    validate as validate_regex,
-};
+pub use syntax::{MAX_REGEX_LEN, MIN_REGEX_LITERALS, SyntaxError, translate_regex, validate_regex};
 pub use tags::Tags;
 #[cfg(feature = "endpoint")]
 pub use {
@@ -122,8 +125,8 @@ pub use {
     http::{Request, Response},
     params::{DEFAULT_INCLUDE_CUSTOM, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError},
     rate::{
-        COUNTER_TTL_MS as RATE_COUNTER_TTL_MS, LIMIT as RATE_LIMIT, RateDecision, RateWindow,
-        UnixMillis, WINDOW_MS as RATE_WINDOW_MS, decide as rate_decision,
+        RATE_COUNTER_TTL_MS, RATE_LIMIT, RATE_WINDOW_MS, RateDecision, RateWindow, UnixMillis,
+        rate_decision,
     },
     store::{
         AccountId, Counter, CounterError, KeyRecord, Listing, RecordKey, RecordKind, StoreLabel,

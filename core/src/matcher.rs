@@ -32,166 +32,14 @@ use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
 use regex::{Regex, RegexSet, RegexSetBuilder};
-use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, BuiltinPattern};
-#[cfg(feature = "endpoint")]
-use crate::custom::CustomPattern;
+use crate::event::{Event, EventJson, Field, InvalidEvents, Match, Verdict, message_text};
 use crate::literals;
-use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, Variant};
+use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern};
 use crate::pattern_list;
 use crate::syntax;
 use crate::tags::Tags;
-
-/// One pattern as the matcher takes it: from the catalog, an account's
-/// custom patterns, or a response body of either variant.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MatcherPattern {
-    /// The pattern's id.
-    pub id: String,
-    /// Its text.
-    pub pattern: String,
-    /// Substring or regex (absent in Variant B bodies: substring).
-    #[serde(rename = "type")]
-    pub kind: Kind,
-    /// Its category, as the source spelled it.
-    pub category: String,
-    /// Its confidence (absent: 1).
-    pub confidence: f64,
-}
-
-impl From<&BuiltinPattern> for MatcherPattern {
-    fn from(p: &BuiltinPattern) -> Self {
-        MatcherPattern {
-            id: p.id.to_owned(),
-            pattern: p.pattern.to_owned(),
-            kind: p.kind,
-            category: p.category.name(Variant::A).to_owned(),
-            confidence: p.confidence,
-        }
-    }
-}
-
-#[cfg(feature = "endpoint")]
-impl From<&CustomPattern> for MatcherPattern {
-    fn from(p: &CustomPattern) -> Self {
-        MatcherPattern {
-            id: p.id.clone(),
-            pattern: p.pattern.clone(),
-            kind: p.kind,
-            category: p.category_name(Variant::A).to_owned(),
-            confidence: p.confidence,
-        }
-    }
-}
-
-/// An error event, as far as matching is concerned.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Event {
-    /// The exception type (`TypeError`), if known.
-    #[serde(default, rename = "type")]
-    pub exception_type: Option<String>,
-    /// The message or exception value.
-    #[serde(default)]
-    pub message: Option<String>,
-    /// Stack-frame URLs (file names), outermost first or last: order is kept.
-    #[serde(default)]
-    pub frames: Vec<String>,
-    /// The user agent of the browser or client that reported it.
-    #[serde(default)]
-    pub user_agent: Option<String>,
-}
-
-impl Event {
-    /// The message text patterns see: `Type: value`, or whichever is present.
-    pub fn message_text(&self) -> Option<String> {
-        message_text(self.exception_type.as_deref(), self.message.as_deref()).map(Cow::into_owned)
-    }
-}
-
-/// [`Event::message_text`] of borrowed parts (borrowed unless both are there).
-fn message_text<'a>(
-    exception_type: Option<&'a str>,
-    message: Option<&'a str>,
-) -> Option<Cow<'a, str>> {
-    match (exception_type, message) {
-        (Some(t), Some(m)) if !t.is_empty() => Some(Cow::Owned(format!("{t}: {m}"))),
-        (Some(t), None) => Some(Cow::Borrowed(t)),
-        (_, Some(m)) => Some(Cow::Borrowed(m)),
-        (None, None) => None,
-    }
-}
-
-/// One event of a batch given as JSON ([`Matcher::is_noise_json`]):
-/// [`Event`]'s shape, with a misspelt field refused
-/// rather than silently unmatched.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct EventJson {
-    #[serde(default, rename = "type")]
-    exception_type: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    frames: Vec<String>,
-    #[serde(default)]
-    user_agent: Option<String>,
-}
-
-/// A batch of events that is not a JSON array of events; says where and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidEvents(pub String);
-
-impl std::fmt::Display for InvalidEvents {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InvalidEvents {}
-
-/// Which text of the event a pattern matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "field", content = "index")]
-pub enum Field {
-    /// The message (`Type: value`).
-    Message,
-    /// The stack-frame URL at this index of [`Event::frames`].
-    Frame(usize),
-    /// The user agent.
-    UserAgent,
-}
-
-/// One pattern that matched one text.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Match<'m> {
-    /// The pattern's index in [`Matcher::patterns`]. Not serialized: a
-    /// verdict's JSON names patterns by id (and `index` is a frame's).
-    #[serde(skip)]
-    pub index: usize,
-    /// The pattern's id.
-    pub id: &'m str,
-    /// Its category.
-    pub category: &'m str,
-    /// Its sub-kinds: a built-in pattern's tags (docs/CATALOG.md,
-    /// "Tags"), none for any other.
-    pub tags: Tags,
-    /// Its confidence.
-    pub confidence: f64,
-    /// The text it matched.
-    #[serde(flatten)]
-    pub field: Field,
-}
-
-/// The matcher's answer for one event.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict<'m> {
-    /// Whether any pattern matched: the event is noise.
-    pub noise: bool,
-    /// Every match, by text (message, frames, user agent), then pattern order.
-    pub matches: Vec<Match<'m>>,
-}
 
 /// What an automaton hit stands for.
 #[derive(Debug, Clone, Copy)]
@@ -241,7 +89,7 @@ impl LazyRegex {
         self.compiled.get_or_init(|| {
             let translated;
             let rust = if self.rust.is_empty() {
-                translated = syntax::translate(self.ecma)
+                translated = syntax::translate_regex(self.ecma)
                     .expect("every built-in regex was translated once in build.rs");
                 translated.as_str()
             } else {
@@ -300,7 +148,7 @@ impl PreparedRegex {
 impl Matcher {
     /// The built-in catalog at or above `min_confidence`.
     pub fn builtin(min_confidence: f64) -> Matcher {
-        let patterns = catalog::patterns()
+        let patterns = catalog::builtin_patterns()
             .iter()
             .filter(|p| p.confidence >= min_confidence);
         Matcher::build(patterns.map(|p| {
@@ -789,7 +637,7 @@ fn builtin_tags(p: &MatcherPattern, cursor: &mut usize) -> Tags {
     if p.id.starts_with("custom-") {
         return Tags::NONE;
     }
-    let all = catalog::patterns();
+    let all = catalog::builtin_patterns();
     let at = match all.get(*cursor) {
         Some(next) if next.id == p.id => Some(*cursor),
         _ => all.iter().position(|b| b.id == p.id),
@@ -808,7 +656,7 @@ fn builtin_tags(p: &MatcherPattern, cursor: &mut usize) -> Tags {
 
 /// The built-in regex whose ECMAScript text is `pattern`, if there is one.
 fn builtin_regex(pattern: &str) -> Option<&'static BuiltinPattern> {
-    catalog::patterns()
+    catalog::builtin_patterns()
         .iter()
         .find(|p| p.kind == Kind::Regex && p.pattern == pattern)
 }

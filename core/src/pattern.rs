@@ -131,3 +131,20 @@ impl std::fmt::Display for InvalidPattern {
 }
 
 impl std::error::Error for InvalidPattern {}
+
+/// One pattern as the matcher takes it: from the catalog, an account's
+/// custom patterns, or a response body of either variant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatcherPattern {
+    /// The pattern's id.
+    pub id: String,
+    /// Its text.
+    pub pattern: String,
+    /// Substring or regex (absent in Variant B bodies: substring).
+    #[serde(rename = "type")]
+    pub kind: Kind,
+    /// Its category, as the source spelled it.
+    pub category: String,
+    /// Its confidence (absent: 1).
+    pub confidence: f64,
+}

@@ -7,8 +7,7 @@
 //! `string`, category empty, confidence 1) and words every refusal, so
 //! every shell refuses the same lists with the same texts.
 
-use crate::matcher::MatcherPattern;
-use crate::pattern::{InvalidPattern, Kind};
+use crate::pattern::{InvalidPattern, Kind, MatcherPattern};
 
 /// What a value is, as the shell holding it sees it.
 #[derive(Debug)]

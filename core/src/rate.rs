@@ -28,16 +28,16 @@
 //! when the whole previous minute's quota was spent in its last instant.
 
 /// Requests admitted per window per key.
-pub const LIMIT: u64 = 1000;
+pub const RATE_LIMIT: u64 = 1000;
 /// Window length in milliseconds.
-pub const WINDOW_MS: u64 = 60_000;
+pub const RATE_WINDOW_MS: u64 = 60_000;
 
 /// How long a store that can expire keys (Redis) may keep a `rate` record
 /// after its last write: a window's counter is read until the end of the
 /// next window, at most two windows after its last increment, so three is
 /// safe. The shells that can set an expiry use it as a second line behind
-/// [`stale_windows`], which works on every store.
-pub const COUNTER_TTL_MS: u64 = 3 * WINDOW_MS;
+/// `stale_windows`, which works on every store.
+pub const RATE_COUNTER_TTL_MS: u64 = 3 * RATE_WINDOW_MS;
 
 /// The windows whose counters are no longer read, to delete when window
 /// `now` gets a key's first request. `last` is the window of that key's
@@ -81,7 +81,7 @@ pub struct UnixMillis(pub u64);
 pub struct RateWindow {
     /// Window number since the epoch.
     pub index: u64,
-    /// Milliseconds elapsed in this window, `0..WINDOW_MS`.
+    /// Milliseconds elapsed in this window, `0..RATE_WINDOW_MS`.
     pub elapsed_ms: u64,
 }
 
@@ -89,14 +89,14 @@ impl RateWindow {
     /// The window containing `now`.
     pub fn at(now: UnixMillis) -> RateWindow {
         RateWindow {
-            index: now.0 / WINDOW_MS,
-            elapsed_ms: now.0 % WINDOW_MS,
+            index: now.0 / RATE_WINDOW_MS,
+            elapsed_ms: now.0 % RATE_WINDOW_MS,
         }
     }
 
     /// Seconds until this window closes, rounded up (at least 1).
     pub fn seconds_left(&self) -> u64 {
-        (WINDOW_MS - self.elapsed_ms).div_ceil(1000).max(1)
+        (RATE_WINDOW_MS - self.elapsed_ms).div_ceil(1000).max(1)
     }
 }
 
@@ -136,10 +136,10 @@ pub enum RateDecision {
 
 /// Decides one request. `current` is the current window's counter after this
 /// request's increment; `previous` is the previous window's counter.
-pub fn decide(window: RateWindow, current: u64, previous: u64) -> RateDecision {
-    let w = u128::from(WINDOW_MS);
+pub fn rate_decision(window: RateWindow, current: u64, previous: u64) -> RateDecision {
+    let w = u128::from(RATE_WINDOW_MS);
     let carried = u128::from(previous) * (w - u128::from(window.elapsed_ms));
-    let budget = u128::from(LIMIT) * w;
+    let budget = u128::from(RATE_LIMIT) * w;
     let used = carried + u128::from(current) * w;
     if used <= budget {
         let remaining = ((budget - used) / w) as u64;
@@ -155,14 +155,16 @@ pub fn decide(window: RateWindow, current: u64, previous: u64) -> RateDecision {
 /// Requests still admitted at `window` given the counters (for responses
 /// whose own request was refunded, such as a 304).
 pub(crate) fn remaining(window: RateWindow, current: u64, previous: u64) -> u64 {
-    let w = u128::from(WINDOW_MS);
+    let w = u128::from(RATE_WINDOW_MS);
     let used = u128::from(previous) * (w - u128::from(window.elapsed_ms)) + u128::from(current) * w;
-    (u128::from(LIMIT) * w).saturating_sub(used).div_euclid(w) as u64
+    (u128::from(RATE_LIMIT) * w)
+        .saturating_sub(used)
+        .div_euclid(w) as u64
 }
 
 /// Seconds until one more request would be admitted, if nothing else is sent.
 fn retry_after(window: RateWindow, current: u64, previous: u64) -> u64 {
-    let (w, limit) = (u128::from(WINDOW_MS), u128::from(LIMIT));
+    let (w, limit) = (u128::from(RATE_WINDOW_MS), u128::from(RATE_LIMIT));
     let (current, previous) = (u128::from(current), u128::from(previous));
     let elapsed = u128::from(window.elapsed_ms);
     let left = w - elapsed;

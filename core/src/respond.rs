@@ -152,6 +152,6 @@ fn push_cors(response: &mut Response) {
 }
 
 const _: () = assert!(
-    rate::LIMIT == 1000 && rate::WINDOW_MS == 60_000,
+    rate::RATE_LIMIT == 1000 && rate::RATE_WINDOW_MS == 60_000,
     "RATE_POLICY says q=1000;w=60"
 );

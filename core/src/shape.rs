@@ -191,7 +191,7 @@ fn usual(variant: Variant) -> &'static Usual {
 /// Variant A's `version`: the catalog's release date, or the account's latest
 /// custom-pattern change when custom patterns are included and it is later.
 fn version<'a>(filter: &Filter, custom: Option<&'a ServingView<'_>>) -> &'a str {
-    let release = catalog::release();
+    let release = catalog::catalog_release();
     match custom.and_then(ServingView::changed) {
         Some(changed) if filter.include_custom && changed > release => changed,
         _ => release,

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::auth::KeyHash;
-use crate::rate::{COUNTER_TTL_MS, UnixMillis};
+use crate::rate::{RATE_COUNTER_TTL_MS, UnixMillis};
 
 /// Which of the two stores a record lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,7 +87,7 @@ impl RecordKind {
     pub const fn lifetime_ms(self) -> Option<u64> {
         match self {
             RecordKind::ApiKey | RecordKind::CustomPatterns => None,
-            RecordKind::RateCounter => Some(COUNTER_TTL_MS),
+            RecordKind::RateCounter => Some(RATE_COUNTER_TTL_MS),
         }
     }
 
@@ -141,7 +141,7 @@ impl RecordKey {
     /// The window of the latest first request of the key with this hash
     /// (a counter, so it is written with the store's atomic increment): what
     /// tells the next window's first request which counters are stale
-    /// ([`crate::rate::stale_windows`]).
+    /// (`stale_windows` in `rate.rs`).
     pub fn rate_last_window(hash: &KeyHash) -> RecordKey {
         RecordKey {
             kind: RecordKind::RateCounter,
@@ -454,7 +454,7 @@ mod tests {
     fn only_rate_counters_expire_and_every_kind_of_a_label_alike() {
         assert_eq!(
             RecordKind::RateCounter.lifetime_ms(),
-            Some(3 * crate::rate::WINDOW_MS)
+            Some(3 * crate::rate::RATE_WINDOW_MS)
         );
         assert_eq!(RecordKind::ApiKey.lifetime_ms(), None);
         assert_eq!(RecordKind::CustomPatterns.lifetime_ms(), None);

@@ -116,16 +116,16 @@ impl std::fmt::Display for SyntaxError {
 /// (without the case-insensitive flag, which the caller adds).
 ///
 /// This is what a matcher accepts: it matches in linear time whatever the
-/// regex. What the service publishes must also pass [`validate`].
-pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
+/// regex. What the service publishes must also pass [`validate_regex`].
+pub fn translate_regex(pattern: &str) -> Result<String, SyntaxError> {
     translate_and_compile(pattern).map(|(rust, _)| rust)
 }
 
 /// Checks that `pattern` may be published (a built-in regex, a custom one):
 /// in the shared subset, linear in a backtracking engine and not a
-/// catch-all (module docs). Returns its Rust spelling, as [`translate`].
-pub fn validate(pattern: &str) -> Result<String, SyntaxError> {
-    let rust = translate(pattern)?;
+/// catch-all (module docs). Returns its Rust spelling, as [`translate_regex`].
+pub fn validate_regex(pattern: &str) -> Result<String, SyntaxError> {
+    let rust = translate_regex(pattern)?;
     let ast = parse(pattern)?;
     let shape = Shape::of(&ast, pattern);
     linear::check(&shape)?;
