@@ -40,7 +40,9 @@
 //! - **Matching**: [`Matcher`] (by default the built-in catalog at
 //!   [`DEFAULT_MIN_CONFIDENCE`], as the endpoint lists it: [`Matcher::builtin_default`]),
 //!   [`MatcherPattern`], [`Event`], [`Verdict`],
-//!   [`Match`], [`Field`], [`InvalidPattern`]; [`pattern_list`]: pattern
+//!   [`Match`], [`Field`], [`InvalidPattern`]; the patterns a matcher
+//!   leaves out ([`Exclusions`], [`InvalidExclusion`]; [`Matcher::excluding`],
+//!   [`Matcher::builtin_excluding`]); [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
 //!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]); the
@@ -73,6 +75,7 @@ mod custom;
 mod error;
 #[cfg(feature = "endpoint")]
 mod exchange;
+mod exclusions;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -98,6 +101,7 @@ mod syntax;
 mod wire;
 
 pub use catalog::{BuiltinPattern, patterns as builtin_patterns, release as catalog_release};
+pub use exclusions::{Exclusions, InvalidExclusion};
 pub use matcher::{Event, Field, InvalidEvents, Match, Matcher, MatcherPattern, Verdict};
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 pub use memory::MemoryStore;
