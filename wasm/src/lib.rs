@@ -29,7 +29,7 @@
 //!   no number of this file is copied into `npm/src/matching.js`.
 
 use noise_filter_core::pattern_list::{self, Json, Value};
-use noise_filter_core::{Field, Matcher, MatcherPattern, Verdict};
+use noise_filter_core::{Exclusions, Field, Matcher, MatcherPattern, Verdict};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
@@ -312,6 +312,45 @@ impl JsMatcher {
     /// The patterns' confidences, in order.
     pub fn confidences(&self) -> Vec<f64> {
         self.column(|p| p.confidence)
+    }
+}
+
+/// The patterns a matcher leaves out ([`Exclusions`]): JavaScript gives
+/// the lists of an `exclude` option, the core checks them and words every
+/// refusal.
+#[wasm_bindgen(js_name = Exclusions)]
+#[derive(Debug)]
+pub struct JsExclusions {
+    inner: Exclusions,
+}
+
+#[wasm_bindgen(js_class = Exclusions)]
+impl JsExclusions {
+    /// Pattern ids and categories (either variant's spelling, or `custom`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(ids: Vec<String>, categories: Vec<String>) -> Result<JsExclusions, JsError> {
+        let inner = Exclusions::default()
+            .with_ids(ids)
+            .and_then(|e| e.with_categories(categories))
+            .map_err(error)?;
+        Ok(JsExclusions { inner })
+    }
+}
+
+/// A matcher without the patterns an [`Exclusions`] names.
+#[wasm_bindgen(js_class = Matcher)]
+impl JsMatcher {
+    /// [`JsMatcher::builtin`] without the excluded patterns
+    /// ([`Matcher::builtin_excluding`]); `undefined`: the core's default threshold.
+    #[wasm_bindgen(js_name = builtinExcluding)]
+    pub fn builtin_excluding(min_confidence: Option<f64>, exclusions: &JsExclusions) -> JsMatcher {
+        let min = min_confidence.unwrap_or(noise_filter_core::DEFAULT_MIN_CONFIDENCE);
+        JsMatcher::wrap(Matcher::builtin_excluding(min, &exclusions.inner))
+    }
+
+    /// This matcher without the excluded patterns ([`Matcher::excluding`]).
+    pub fn excluding(&self, exclusions: &JsExclusions) -> JsMatcher {
+        JsMatcher::wrap(self.inner.excluding(&exclusions.inner))
     }
 }
 

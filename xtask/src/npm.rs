@@ -48,6 +48,7 @@ const SOURCES: &[&str] = &[
     "init.js",
     "matching.js",
     "client.js",
+    "loading.js",
     "matcher-api.js",
     "matcher-node.js",
     "matcher-deno.js",
