@@ -72,7 +72,15 @@ export function clientFor(Matcher, loading) {
     if (variant !== 'v1' && variant !== 'api') throw new TypeError("createClient: variant is 'v1' or 'api'");
     if (typeof fetchImpl !== 'function') throw new TypeError('createClient: no fetch in this runtime; pass one');
     const path = variant === 'v1' ? 'v1/filters' : 'api/v1/filters';
-    const endpoint = new URL(path, String(url).endsWith('/') ? String(url) : `${url}/`);
+    // A path (`/noise-filter`: a proxy on the page's own origin) is read
+    // against the page's address, as `fetch` would read it.
+    const base = String(url).endsWith('/') ? String(url) : `${url}/`;
+    let endpoint;
+    try {
+      endpoint = new URL(path, new URL(base, globalThis.location?.href));
+    } catch {
+      throw new TypeError(`createClient: url is the service's base URL (or, in a page, a path of its origin): ${String(url)}`);
+    }
     if (minConfidence !== undefined) endpoint.searchParams.set('minConfidence', String(minConfidence));
 
     let fetched = null; // { matcher, etag, version, fetchedAt }

@@ -218,8 +218,12 @@ export class Matcher {
    * in Rust.
    */
   static builtin(options?: { minConfidence?: number; exclude?: Exclusions }): Matcher;
-  /** The patterns of a Variant A or B response body from any deployment: text, bytes or parsed JSON. */
-  static fromResponse(body: string | Uint8Array | ArrayBuffer | { patterns: readonly PatternInput[] }): Matcher;
+  /**
+   * The patterns of a Variant A or B response body from any deployment:
+   * text, bytes or parsed JSON (an imported `filters.json` too); the core
+   * reads it and refuses a body that is not a pattern list, with the reason.
+   */
+  static fromResponse(body: string | Uint8Array | ArrayBuffer | { readonly patterns: readonly unknown[] }): Matcher;
   /** Patterns of your own. Throws when a regex is outside the shared subset. */
   static fromPatterns(patterns: readonly PatternInput[]): Matcher;
   /** A new matcher: these patterns after this one's. */

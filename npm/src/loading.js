@@ -9,12 +9,17 @@
 
 const records = new WeakMap();
 
-/** The loading record of `glue` (a wasm-bindgen `web` module namespace). */
+/**
+ * The loading record of `glue` (a wasm-bindgen `web` module's namespace).
+ * Kept by the glue's `initSync`, not by the namespace: a bundler may make
+ * one namespace object per importing module (webpack's scope hoisting
+ * does), but a function of the module is one object.
+ */
 export function loadingOf(glue) {
-  let record = records.get(glue);
+  let record = records.get(glue.initSync);
   if (record === undefined) {
     record = new Loading(glue);
-    records.set(glue, record);
+    records.set(glue.initSync, record);
   }
   return record;
 }

@@ -89,6 +89,13 @@ const WASMS: [Wasm; 2] = [
         matcher_only: true,
     },
 ];
+/// The TypeScript compilers the types are checked with: the suite's name
+/// and the test project's package (`npm/test/package.json`).
+const TYPESCRIPTS: [(&str, &str); 3] = [
+    ("tsc 5.9", "typescript"),
+    ("tsc 6.0", "typescript-6"),
+    ("tsc 7.0", "typescript-7"),
+];
 /// Chromium, as Debian installs it (`apt-get install chromium`).
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -478,7 +485,14 @@ fn test(abort: ImmediateAbort) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
     let tests = install_into_tests(&npm)?;
-    let suites: Vec<(&str, Command)> = vec![
+    // The README snippets, from the README files themselves, where the
+    // suites below (tsc included) find them.
+    util::run(
+        Command::new("node")
+            .current_dir(&tests)
+            .arg("readme/extract.mjs"),
+    )?;
+    let mut suites: Vec<(&str, Command)> = vec![
         ("node", {
             let mut c = Command::new("node");
             c.current_dir(&tests).args([
@@ -488,17 +502,13 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/readme.test.mjs",
                 "node/client.test.mjs",
                 "node/sentry.test.mjs",
+                "node/failsoft.test.mjs",
             ]);
             // The 200 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.
             if abort == ImmediateAbort::Nightly {
                 c.arg("node/size.test.mjs");
             }
-            c
-        }),
-        ("tsc", {
-            let mut c = npx(&tests, "tsc");
-            c.args(["--noEmit", "-p", "tsconfig.json"]);
             c
         }),
         ("bun", {
@@ -528,11 +538,27 @@ fn test(abort: ImmediateAbort) -> Result {
         ("chromium", {
             let mut c = Command::new("node");
             c.current_dir(&tests)
-                .args(["--test", "browser/browser.test.mjs"])
+                .args([
+                    "--test",
+                    "browser/browser.test.mjs",
+                    "browser/pages.test.mjs",
+                ])
                 .env("CHROMIUM", CHROMIUM);
             c
         }),
     ];
+    // The types and the README's TypeScript under each TypeScript the
+    // package supports: 5.9, 6.0 and 7.0 (the native compiler, published
+    // as `typescript` 7), installed side by side under aliases.
+    for (name, package) in TYPESCRIPTS {
+        for config in ["tsconfig.json", "tsconfig.page.json"] {
+            let mut c = Command::new("node");
+            c.current_dir(&tests)
+                .arg(Path::new("node_modules").join(package).join("bin/tsc"))
+                .args(["--noEmit", "-p", config]);
+            suites.push((name, c));
+        }
+    }
     let mut failed = Vec::new();
     for (name, mut cmd) in suites {
         eprintln!("== npm test: {name}");
