@@ -117,21 +117,25 @@ impl Matcher {
     /// [`Matcher::builtin`] (the built-in regexes are recognised by their
     /// text and take what `build.rs` prepared).
     pub fn builtin_excluding(min_confidence: f64, exclusions: &Exclusions) -> Matcher {
-        let kept = catalog::patterns()
+        let kept: Vec<MatcherPattern> = catalog::patterns()
             .iter()
             .filter(|p| p.confidence >= min_confidence)
             .map(MatcherPattern::from)
-            .filter(|p| !exclusions.excludes(p));
+            .filter(|p| !exclusions.excludes(p))
+            .collect();
+        // A `Vec`, as the other callers pass: `Matcher::new` is generic over
+        // its iterator, and each other iterator type is another copy of it.
         Matcher::new(kept).expect("the catalog is validated at build time")
     }
 
     /// This matcher without the patterns `exclusions` leaves out.
     pub fn excluding(&self, exclusions: &Exclusions) -> Matcher {
-        let kept = self
+        let kept: Vec<MatcherPattern> = self
             .patterns()
             .iter()
             .filter(|p| !exclusions.excludes(p))
-            .cloned();
+            .cloned()
+            .collect();
         Matcher::new(kept).expect("a subset of patterns that compiled compiles")
     }
 }

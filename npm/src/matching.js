@@ -36,7 +36,7 @@ export function matcherClass(glue) {
     static builtin({ minConfidence, exclude } = {}) {
       loading.check();
       if (exclude === undefined) return new Matcher(glue.Matcher.builtin(minConfidence));
-      return withExclusions(glue, exclude, (exclusions) => new Matcher(glue.Matcher.builtinExcluding(minConfidence, exclusions)));
+      return new Matcher(glue.Matcher.builtinExcluding(minConfidence, ...exclusionLists(exclude)));
     }
 
     /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
@@ -63,7 +63,6 @@ export function matcherClass(glue) {
 /** Everything of `Matcher` but its constructors (see `matcherClass`). */
 class Classifier {
   #raw;
-  #glue;
   #memory;
   #table;
   /** The glue's enums: `TextCode`, `ValueKind`, `TextLength.Absent`, `Classified.TextsApart`. */
@@ -80,7 +79,6 @@ class Classifier {
   constructor(raw, glue) {
     if (!(raw instanceof glue.Matcher)) throw new TypeError('use Matcher.builtin, fromResponse or fromPatterns');
     this.#raw = raw;
-    this.#glue = glue;
     this.#memory = () => glue.wasmMemory();
     this.#codes = glue.TextCode;
     this.#kinds = glue.ValueKind;
@@ -93,7 +91,7 @@ class Classifier {
    * pattern ids, categories in either variant's spelling or `custom`).
    */
   excluding(exclude) {
-    return withExclusions(this.#glue, exclude, (exclusions) => new this.constructor(this.#raw.excluding(exclusions)));
+    return new this.constructor(this.#raw.excluding(...exclusionLists(exclude)));
   }
 
   /** A new matcher with these patterns added after this one's. */
@@ -195,27 +193,21 @@ class Classifier {
 const EXCLUDE_FIELDS = ['ids', 'categories'];
 
 /**
- * Calls `use` with the binding's exclusions of `exclude` (its lists, as
- * given: the core checks their words), then frees them.
+ * The lists of an `exclude` option, in the binding's order (ids,
+ * categories), as given: the core checks their words.
  */
-function withExclusions(glue, exclude, use) {
-  if (exclude === null || typeof exclude !== 'object') throw new TypeError('exclude is an object: { ids?, categories? }');
+function exclusionLists(exclude) {
+  if (exclude === null || typeof exclude !== 'object') throw new TypeError('exclude is { ids?, categories? }');
   for (const name of Object.keys(exclude)) {
-    if (!EXCLUDE_FIELDS.includes(name)) throw new TypeError(`exclude: unknown field \`${name}\` (${EXCLUDE_FIELDS.join(', ')})`);
+    if (!EXCLUDE_FIELDS.includes(name)) throw new TypeError(`exclude: unknown field \`${name}\``);
   }
-  const [ids, categories] = EXCLUDE_FIELDS.map((name) => {
+  return EXCLUDE_FIELDS.map((name) => {
     const list = exclude[name];
     if (list === undefined) return [];
     const items = typeof list === 'string' || typeof list?.[Symbol.iterator] !== 'function' ? undefined : [...list];
     if (items === undefined || items.some((item) => typeof item !== 'string')) throw new TypeError(`exclude: ${name} is a list of strings`);
     return items;
   });
-  const exclusions = new glue.Exclusions(ids, categories);
-  try {
-    return use(exclusions);
-  } finally {
-    exclusions.free();
-  }
 }
 
 const PATTERN_FIELDS = ['id', 'pattern', 'type', 'category', 'confidence'];

@@ -315,43 +315,45 @@ impl JsMatcher {
     }
 }
 
-/// The patterns a matcher leaves out ([`Exclusions`]): JavaScript gives
-/// the lists of an `exclude` option, the core checks them and words every
-/// refusal.
-#[wasm_bindgen(js_name = Exclusions)]
-#[derive(Debug)]
-pub struct JsExclusions {
-    inner: Exclusions,
-}
-
-#[wasm_bindgen(js_class = Exclusions)]
-impl JsExclusions {
-    /// Pattern ids and categories (either variant's spelling, or `custom`).
-    #[wasm_bindgen(constructor)]
-    pub fn new(ids: Vec<String>, categories: Vec<String>) -> Result<JsExclusions, JsError> {
-        let inner = Exclusions::default()
-            .with_ids(ids)
-            .and_then(|e| e.with_categories(categories))
-            .map_err(error)?;
-        Ok(JsExclusions { inner })
-    }
-}
-
-/// A matcher without the patterns an [`Exclusions`] names.
+/// A matcher without the patterns an `exclude` option names: JavaScript
+/// gives its lists, the core reads them ([`Exclusions`]) and words every
+/// refusal. (Lists rather than an exported exclusions class: the class's
+/// glue cost the page more than the lists' conversion.)
 #[wasm_bindgen(js_class = Matcher)]
 impl JsMatcher {
     /// [`JsMatcher::builtin`] without the excluded patterns
     /// ([`Matcher::builtin_excluding`]); `undefined`: the core's default threshold.
     #[wasm_bindgen(js_name = builtinExcluding)]
-    pub fn builtin_excluding(min_confidence: Option<f64>, exclusions: &JsExclusions) -> JsMatcher {
+    pub fn builtin_excluding(
+        min_confidence: Option<f64>,
+        ids: Vec<String>,
+        categories: Vec<String>,
+    ) -> Result<JsMatcher, JsError> {
+        let exclusions = exclusions(ids, categories)?;
         let min = min_confidence.unwrap_or(noise_filter_core::DEFAULT_MIN_CONFIDENCE);
-        JsMatcher::wrap(Matcher::builtin_excluding(min, &exclusions.inner))
+        Ok(JsMatcher::wrap(Matcher::builtin_excluding(
+            min,
+            &exclusions,
+        )))
     }
 
     /// This matcher without the excluded patterns ([`Matcher::excluding`]).
-    pub fn excluding(&self, exclusions: &JsExclusions) -> JsMatcher {
-        JsMatcher::wrap(self.inner.excluding(&exclusions.inner))
+    pub fn excluding(
+        &self,
+        ids: Vec<String>,
+        categories: Vec<String>,
+    ) -> Result<JsMatcher, JsError> {
+        let exclusions = exclusions(ids, categories)?;
+        Ok(JsMatcher::wrap(self.inner.excluding(&exclusions)))
     }
+}
+
+/// The core's reading of an `exclude` option's lists.
+fn exclusions(ids: Vec<String>, categories: Vec<String>) -> Result<Exclusions, JsError> {
+    Exclusions::default()
+        .with_ids(ids)
+        .and_then(|e| e.with_categories(categories))
+        .map_err(error)
 }
 
 /// Kinds of value, as `describe` in `npm/src/matching.js` writes them (one
