@@ -3,7 +3,7 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node, Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
+//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test`, writes the README's snippets (from the README itself) and runs every suite: Node, Bun, Deno, workerd, headless Chromium (Vite), nginx in front of the host binary when one is built (`--require-host`: must be), `tsc` 5.9, 6.0 and 7.0 |
 //! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
@@ -21,6 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::embed::Host;
 use crate::util::{self, Result};
 
 /// Must equal the workspace's `wasm-bindgen = "=…"` pin: the CLI and the
@@ -107,16 +108,27 @@ pub(crate) fn build(args: &[String]) -> Result {
     } else {
         ImmediateAbort::Nightly
     };
+    // `cargo xtask ci` has built the host: the proxy suite must run there.
+    let host = if args.iter().any(|a| a == REQUIRE_HOST_FLAG) {
+        Host::Required
+    } else {
+        Host::IfBuilt
+    };
     let mode = args.iter().find(|a| !a.starts_with("--"));
     match mode.map(String::as_str) {
         None | Some("build") => build_package(abort).map(|_| ()),
-        Some("test") => test(abort),
+        Some("test") => test(abort, host),
         Some("bench") => bench(abort),
         Some(other) => Err(format!(
             "unknown mode {other:?}: use build, test or bench (optionally with {STABLE_FLAG})"
         )),
     }
 }
+
+/// `cargo xtask npm test --require-host`: the suite of a public site's
+/// proxy (nginx in front of the host binary) must run, not be skipped when
+/// no host is built (`cargo xtask ci`).
+pub(crate) const REQUIRE_HOST_FLAG: &str = "--require-host";
 
 /// `cargo xtask npm <mode> --stable`: the matcher-only wasm with stable Rust
 /// (225,881 B gzip instead of 191,887 B; same answers).
@@ -488,7 +500,7 @@ fn package_version(npm: &Path) -> Result<String> {
 }
 
 /// `build`, then every suite against the installed package.
-fn test(abort: ImmediateAbort) -> Result {
+fn test(abort: ImmediateAbort, host: Host) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
     let tests = install_into_tests(&npm)?;
@@ -554,6 +566,11 @@ fn test(abort: ImmediateAbort) -> Result {
             c
         }),
     ];
+    // A public site's pages behind the proxy docs/NPM.md configures: nginx
+    // in front of the real host binary, which serves the Spin component.
+    if let Some(proxy) = proxy_suite(&tests, host)? {
+        suites.push(("proxy", proxy));
+    }
     // The types and the README's TypeScript under each TypeScript the
     // package supports: 5.9, 6.0 and 7.0 (the native compiler, published
     // as `typescript` 7), installed side by side under aliases.
@@ -579,6 +596,34 @@ fn test(abort: ImmediateAbort) -> Result {
     } else {
         Err(format!("npm suites failed: {}", failed.join(", ")))
     }
+}
+
+/// The proxy suite (`npm/test/proxy/`) with the host binary and its
+/// component, or `None` (said aloud) when there is no host or no nginx and
+/// `host` allows skipping it.
+fn proxy_suite(tests: &Path, host: Host) -> Result<Option<Command>> {
+    let Some(bin) = crate::embed::host_binary(host)? else {
+        eprintln!("no host binary: the suite of a public site's proxy is skipped");
+        return Ok(None);
+    };
+    if !util::have_command("nginx", "-v") {
+        return match host {
+            Host::Required => Err("nginx is missing (Debian: apt-get install nginx)".into()),
+            Host::IfBuilt => {
+                eprintln!(
+                    "no nginx: the suite of a public site's proxy is skipped (apt-get install nginx)"
+                );
+                Ok(None)
+            }
+        };
+    }
+    let component = crate::component::build()?;
+    let mut c = Command::new("node");
+    c.current_dir(tests)
+        .args(["--test", "proxy/proxy.test.mjs"])
+        .env("NOISE_FILTER_HOST_BIN", bin)
+        .env("NOISE_FILTER_COMPONENT", component);
+    Ok(Some(c))
 }
 
 /// `build`, then the matcher benchmark (events from the oracle's output).
