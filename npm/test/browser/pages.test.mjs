@@ -46,11 +46,18 @@ await addCustomPatterns(store, 'acme', [{ pattern: OWN, category: 'third-party-s
 const service = nodeListener(createHandler({ keys: store, customPatterns: store }));
 
 // The site: built pages, the proxy, and what a test asks of them.
-const site = { csp: undefined, blockWasm: false, proxied: [] };
+const site = { csp: undefined, blockWasm: false, proxied: [], envelopes: [] };
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const server = createServer(async (req, res) => {
   const path = new URL(req.url, 'http://x').pathname;
   if (path === '/v1/filters') return service(req, res); // the service itself, for the build-time curl
+  if (path === '/api/1/envelope/') {
+    // Sentry, for the page that sends to its own origin (pagehide.js).
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    site.envelopes.push(body);
+    return res.writeHead(200, { 'access-control-allow-origin': '*' }).end('{}');
+  }
   if (path.startsWith('/noise-filter/')) {
     // The proxy: the page sends no key, the proxy adds it.
     site.proxied.push({ path, authorization: req.headers.authorization });
@@ -88,7 +95,7 @@ await rm(work, { recursive: true, force: true });
 
 // Each page snippet in a page of its own, and the top-level-await page.
 const pages = (await readdir(snippetsDir)).filter((f) => f.endsWith('.page.ts'));
-const input = { tla: join(root, 'browser', 'tla.html') };
+const input = { tla: join(root, 'browser', 'tla.html'), pagehide: join(root, 'browser', 'pagehide.html') };
 for (const page of pages) {
   const name = page.slice(0, -'.page.ts'.length);
   const html = join(snippetsDir, `${name}.html`);
@@ -251,6 +258,22 @@ test("noise-filter/matcher's top-level await: refused by the CSP, the importing 
   const allowed = await visit('browser/tla.html', { throwErrors: false, done: (s) => s.tla !== undefined });
   assert.deepEqual(allowed.tla, { started: true, init: 'loaded', noise: true });
 });
+test('an event held while the matcher loads goes out when the visitor leaves the page (pagehide), not lost', async () => {
+  const context = await browser.newContext({ userAgent: VISITOR });
+  const page = await context.newPage();
+  await page.goto(`${origin}/browser/pagehide.html`);
+  await page.waitForFunction(() => window.__held === true);
+  await page.waitForTimeout(500);
+  assert.equal(site.envelopes.length, 0, 'held: the matcher never loads, the hold is a minute');
+  await page.goto('about:blank');
+  const deadline = Date.now() + 10_000;
+  while (!site.envelopes.some((e) => e.includes('checkout failed as the visitor left')) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await context.close();
+  assert.ok(site.envelopes.some((e) => e.includes('checkout failed as the visitor left')), `sent: ${site.envelopes.length} envelopes`);
+});
+
 after(async () => {
   await browser.close();
   server.close();
