@@ -316,6 +316,19 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
     throws(() => nf.Matcher.fromPatterns([{ pattern: 'no id' }]), /invalid pattern/);
   });
 
+  test("refusals read as the README words them: fromPatterns' and fromResponse's prefixes, JSON.parse's message", () => {
+    throws(() => nf.Matcher.fromPatterns([{ pattern: 'x' }]), /^invalid pattern: patterns\[0\]: missing field `id`$/);
+    throws(() => nf.Matcher.fromResponse('{"patterns":[{"id":5,"pattern":"x"}]}'), /^not a pattern list response: patterns\[0\]\.id: expected a string, found a number$/);
+    throws(() => nf.Matcher.fromResponse('{"error":"Invalid API key"}'), /^not a pattern list response: missing field `patterns`$/);
+    let parser;
+    try {
+      JSON.parse('nope');
+    } catch (error) {
+      parser = error.message;
+    }
+    throws(() => nf.Matcher.fromResponse('nope'), new RegExp(`^not a pattern list response: ${parser.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+
   test('exclude: Matcher.builtin and excluding() leave the named patterns out; the core words a refusal', async () => {
     const headless = { message: 'TypeError: order.total is undefined', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36' };
     const all = nf.Matcher.builtin();
