@@ -438,10 +438,16 @@ function classifyWith(value, event, exclude, excluded) {
   }
   let narrowed = excluded.get(matcher);
   if (narrowed === undefined) {
-    narrowed = matcher.excluding(exclude);
+    try {
+      narrowed = matcher.excluding(exclude);
+    } catch (refused) {
+      // Told once (the caller reports it); the events keep passing.
+      excluded.set(matcher, null);
+      throw refused;
+    }
     excluded.set(matcher, narrowed);
   }
-  return narrowed.classify(event);
+  return narrowed === null ? CLEAN : narrowed.classify(event);
 }
 
 /** Calls the application's `onError`; what it throws is dropped. */

@@ -115,4 +115,14 @@ test('@sentry/node: exclude leaves patterns out; an exception in onNoise or the 
   await Sentry.flush(5000);
   assert.equal(counted.length, 0, 'onNoise failing does not keep noise');
   assert.deepEqual(heard, ['broken matcher', 'counter broke']);
+
+  // An exclusion the core refuses: told once, and every event is kept.
+  heard.length = 0;
+  const refused = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), exclude: { categories: ['bots'] }, onError: (e) => heard.push(e.message) }));
+  Sentry.captureException(wallet());
+  Sentry.captureException(wallet());
+  await Sentry.flush(5000);
+  assert.equal(refused.length, 2);
+  assert.equal(heard.length, 1);
+  assert.match(heard[0], /^exclude: categories\[0\]: `bots` is not a category/);
 });
