@@ -41,7 +41,9 @@
 //!   [`DEFAULT_MIN_CONFIDENCE`], as the endpoint lists it: [`Matcher::builtin_default`]),
 //!   [`MatcherPattern`], [`Event`] (a batch of them as JSON, refused with
 //!   [`InvalidEvents`]), [`Verdict`], [`Match`], [`Field`],
-//!   [`InvalidPattern`]; [`pattern_list`]: pattern
+//!   [`InvalidPattern`]; the patterns a matcher leaves out ([`Exclusions`],
+//!   [`InvalidExclusion`]; [`Matcher::excluding`],
+//!   [`Matcher::builtin_excluding`]); [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
 //!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]) and
@@ -79,6 +81,7 @@ mod error;
 mod event;
 #[cfg(feature = "endpoint")]
 mod exchange;
+mod exclusions;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -107,6 +110,7 @@ mod wire;
 
 pub use catalog::{BuiltinPattern, builtin_patterns, catalog_release};
 pub use event::{Event, Field, InvalidEvents, Match, Verdict};
+pub use exclusions::{Exclusions, InvalidExclusion};
 pub use matcher::Matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 pub use memory::MemoryStore;

@@ -6,12 +6,15 @@
 // this module. The matcher is matching.js's, over this glue. Types: index.d.ts.
 
 import * as wasm from './glue.js';
+import { loadingOf } from './loading.js';
 import { matcherClass } from './matching.js';
 
 import { clientFor } from './client.js';
-export { createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
+export { DEFAULT_HOLD_MS, createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
 
 const encoder = new TextEncoder();
+/** Whether the wasm is there: every call into it says so first (loading.js). */
+const loading = loadingOf(wasm);
 
 // ---------------------------------------------------------------- stores --
 
@@ -49,11 +52,13 @@ export class MemoryStore {
 
 /** As many random bytes as a key takes (the core's count). */
 function randomBytes() {
+  loading.check();
   return globalThis.crypto.getRandomValues(new Uint8Array(wasm.keyRandomBytes()));
 }
 
 /** Creates an API key for `account`; stores its record; returns the key. */
 export async function createKey(store, { account, label = '', now = Date.now(), random = randomBytes() }) {
+  loading.check();
   const [key, storeKey, record] = wasm.newKey(random, account, label, now);
   await store.set(storeKey, record);
   return key;
@@ -61,6 +66,7 @@ export async function createKey(store, { account, label = '', now = Date.now(), 
 
 /** Revokes `key`; false when the store does not know it. */
 export async function revokeKey(store, key, { now = Date.now() } = {}) {
+  loading.check();
   const storeKey = wasm.keyStoreKey(key);
   if (storeKey === undefined) return false;
   const revoked = wasm.revokeKeyRecord(text(await store.get(storeKey)), now);
@@ -74,6 +80,7 @@ export async function revokeKey(store, key, { now = Date.now() } = {}) {
  * Throws the core's explanation when one is refused (nothing is stored).
  */
 export async function addCustomPatterns(store, account, patterns, { now = Date.now() } = {}) {
+  loading.check();
   const storeKey = wasm.customPatternsKey(account);
   const current = text(await store.get(storeKey));
   const [document, ...ids] = wasm.addCustomPatterns(current, patterns, now);
@@ -83,6 +90,7 @@ export async function addCustomPatterns(store, account, patterns, { now = Date.n
 
 /** Removes an account's custom pattern; false when it had no such id. */
 export async function removeCustomPattern(store, account, id, { now = Date.now() } = {}) {
+  loading.check();
   const storeKey = wasm.customPatternsKey(account);
   const document = wasm.removeCustomPattern(text(await store.get(storeKey)), id, now);
   if (document === undefined) return false;
@@ -92,6 +100,7 @@ export async function removeCustomPattern(store, account, id, { now = Date.now()
 
 /** An account's custom patterns, as Variant A lists them. */
 export async function listCustomPatterns(store, account) {
+  loading.check();
   const storeKey = wasm.customPatternsKey(account);
   return wasm.listCustomPatterns(text(await store.get(storeKey)));
 }
@@ -130,6 +139,7 @@ export function createHandler({ keys, customPatterns, rateLimitStore = new Memor
     throw new TypeError('createHandler: rateLimitStore needs get, increment and delete methods');
   }
   return async function handle(request) {
+    loading.check();
     const url = new URL(request.url);
     const headers = [];
     for (const [name, value] of request.headers) headers.push(name, value);
@@ -179,4 +189,4 @@ function response(exchange) {
 export const Matcher = matcherClass(wasm);
 
 /** A consumer of a running service (client.js), over this entry's matcher. */
-export const createClient = clientFor(Matcher);
+export const createClient = clientFor(Matcher, loading);

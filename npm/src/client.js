@@ -14,9 +14,16 @@
 // - network errors, 5xx and any other answer: exponential backoff with full
 //   jitter from BACKOFF_FIRST, doubling, capped at REFRESH_MAX; a success
 //   resets it.
-// Nothing here throws into the application: failures go to `onError`. A
-// replaced matcher is not freed here (the application may still hold it);
-// the garbage collector frees its wasm memory.
+// Nothing here throws into the application: failures go to `onError` (an
+// HTTP failure as an `Error` with the answer's `status`). A replaced matcher
+// is not freed here (the application may still hold it); the garbage
+// collector frees its wasm memory.
+//
+// The wasm may not be there yet (`noise-filter/matcher/init` before
+// `init()`), or may never be (blocked, refused by a Content-Security-Policy):
+// the first fetch is sent at once all the same, the answer is compiled when
+// the wasm has loaded, and until then the client matches nothing (every
+// event is kept). A wasm that fails to load is told to `onError` once.
 
 const REFRESH_MIN = 5 * 60_000;
 const REFRESH_MAX = 15 * 60_000;
@@ -39,13 +46,19 @@ function retryAfter(value, now) {
 
 const clamp = (ms, lo, hi) => Math.min(hi, Math.max(lo, ms));
 
-/** `createClient` over one entry's `Matcher` class. */
-export function clientFor(Matcher) {
+/** An HTTP failure as `onError` hears it: the path and the status, and `status`. */
+function httpError(endpoint, status) {
+  return Object.assign(new Error(`noise-filter: ${endpoint.pathname} answered ${status}`), { status });
+}
+
+/** `createClient` over one entry's `Matcher` class and its wasm's loading (loading.js). */
+export function clientFor(Matcher, loading) {
   return function createClient({
     url,
     key,
     variant = 'v1',
     minConfidence,
+    exclude,
     refresh = true,
     fetch: fetchImpl = globalThis.fetch,
     onError = () => {},
@@ -53,15 +66,27 @@ export function clientFor(Matcher) {
     random = Math.random,
   } = {}) {
     if (typeof url !== 'string' && !(url instanceof URL)) throw new TypeError('createClient: url is the service\'s base URL');
-    if (typeof key !== 'string' || key === '') throw new TypeError('createClient: key is an API key');
+    // `null`, said outright: a proxy in front of the service adds the key
+    // (docs/NPM.md, "Pages of a public site"); a key merely forgotten is refused.
+    if (key !== null && (typeof key !== 'string' || key === '')) throw new TypeError('createClient: key is an API key (null: a proxy adds it)');
     if (variant !== 'v1' && variant !== 'api') throw new TypeError("createClient: variant is 'v1' or 'api'");
     if (typeof fetchImpl !== 'function') throw new TypeError('createClient: no fetch in this runtime; pass one');
     const path = variant === 'v1' ? 'v1/filters' : 'api/v1/filters';
-    const endpoint = new URL(path, String(url).endsWith('/') ? String(url) : `${url}/`);
+    // A path (`/noise-filter`: a proxy on the page's own origin) is read
+    // against the page's address, as `fetch` would read it.
+    const base = String(url).endsWith('/') ? String(url) : `${url}/`;
+    let endpoint;
+    try {
+      endpoint = new URL(path, new URL(base, globalThis.location?.href));
+    } catch {
+      throw new TypeError(`createClient: url is the service's base URL (or, in a page, a path of its origin): ${String(url)}`);
+    }
     if (minConfidence !== undefined) endpoint.searchParams.set('minConfidence', String(minConfidence));
 
     let fetched = null; // { matcher, etag, version, fetchedAt }
     let builtin = null;
+    /** Why `exclude` was refused, when it could only be checked once the wasm had loaded. */
+    let refused;
     let failures = 0;
     let timer = null;
     let closed = false;
@@ -82,6 +107,17 @@ export function clientFor(Matcher) {
       else if (typeof Deno !== 'undefined' && typeof Deno.unrefTimer === 'function') Deno.unrefTimer(timer);
     }
 
+    /** `matcher` without the excluded patterns (the core reads and checks `exclude`). */
+    const narrow = (matcher) => (exclude === undefined ? matcher : matcher.excluding(exclude));
+
+    // `exclude` is checked now when the wasm is there (refused, it throws,
+    // as a wrong `url` does), else when the first matcher is built.
+    if (exclude !== undefined && loading.loaded) narrow(Matcher.fromPatterns([]));
+    // A wasm that does not load is told once; the client then matches nothing.
+    void loading.settled().then((loaded) => {
+      if (!loaded) report(loading.failure);
+    });
+
     function backoff() {
       const cap = Math.min(REFRESH_MAX, BACKOFF_FIRST * 2 ** failures);
       failures += 1;
@@ -89,7 +125,7 @@ export function clientFor(Matcher) {
     }
 
     async function attempt() {
-      const headers = { authorization: `Bearer ${key}` };
+      const headers = key === null ? {} : { authorization: `Bearer ${key}` };
       if (fetched?.etag) headers['if-none-match'] = fetched.etag;
       let response;
       try {
@@ -102,7 +138,9 @@ export function clientFor(Matcher) {
       if (response.status === 200) {
         try {
           const body = await response.text();
-          const matcher = Matcher.fromResponse(body);
+          // Compiled once the wasm is there: a page's first fetch runs while it loads.
+          if (!(await loading.settled())) return { status: 200, next: backoff() };
+          const matcher = narrow(Matcher.fromResponse(body));
           let version;
           try { version = JSON.parse(body).version; } catch { version = undefined; }
           fetched = { matcher, etag: response.headers.get('etag') ?? undefined, version, fetchedAt: started };
@@ -119,7 +157,7 @@ export function clientFor(Matcher) {
         failures = 0;
         return { status: 304, next: clamp(maxAge(response.headers.get('cache-control')) ?? REFRESH_MIN, REFRESH_MIN, REFRESH_MAX) };
       }
-      report(new Error(`noise-filter: ${endpoint.pathname} answered ${response.status}`));
+      report(httpError(endpoint, response.status));
       if (response.status === 429) {
         const wait = retryAfter(response.headers.get('retry-after'), started);
         if (wait !== undefined) return { status: 429, next: Math.max(1000, wait) };
@@ -141,16 +179,39 @@ export function clientFor(Matcher) {
       return inFlight;
     }
 
-    const current = () => fetched?.matcher ?? (builtin ??= Matcher.builtin(minConfidence === undefined ? {} : { minConfidence }));
+    /** The matcher to use now, or null: no wasm (yet), or `exclude` refused. */
+    const usable = () => {
+      if (!loading.loaded || refused !== undefined) return null;
+      if (fetched !== null) return fetched.matcher;
+      if (builtin === null) {
+        try {
+          builtin = Matcher.builtin({ minConfidence, exclude });
+        } catch (error) {
+          refused = error;
+          report(error);
+          return null;
+        }
+      }
+      return builtin;
+    };
+    const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
 
     void update();
 
     return {
-      /** The matcher to use now: the service's last good set, else the built-in catalog. */
-      get matcher() { return current(); },
-      /** Whether the event is noise, by the current matcher. Never throws for a reachable reason. */
-      isNoise(input) { return current().isNoise(input); },
-      classify(input) { return current().classify(input); },
+      /**
+       * The matcher to use now: the service's last good set, else the
+       * built-in catalog. Throws when the wasm is not loaded, saying why.
+       */
+      get matcher() {
+        loading.check();
+        const matcher = usable();
+        if (matcher === null) throw refused;
+        return matcher;
+      },
+      /** Whether the event is noise, by the current matcher (false without one). Never throws for a reachable reason. */
+      isNoise(input) { return usable()?.isNoise(input) ?? false; },
+      classify(input) { return usable()?.classify(input) ?? CLEAN; },
       /** The fetched set's ETag, its `version` (Variant A), when it was last confirmed; null before any. */
       get set() { return fetched ? { etag: fetched.etag, version: fetched.version, fetchedAt: fetched.fetchedAt } : null; },
       /** Resolves once the first fetch has ended, whatever its outcome. */

@@ -201,6 +201,19 @@ export interface Verdict {
   matches: readonly Match[];
 }
 
+/**
+ * Patterns a matcher leaves out: by id, by category (either variant's
+ * spelling, or `custom`). A test run whose headless browser the catalog
+ * calls a bot leaves out `headless-chrome`: `{ ids: ['headless-chrome'] }`.
+ * The core checks the words: an unknown category is refused.
+ */
+export interface Exclusions {
+  /** Pattern ids (`headless-chrome`, `custom-3`). */
+  ids?: readonly string[];
+  /** Categories: `bot-traffic` or `BOT_TRAFFIC`, …, or `custom`. */
+  categories?: readonly string[];
+}
+
 /** A compiled pattern set; the same matcher as the service's core. */
 export class Matcher {
   private constructor();
@@ -210,13 +223,19 @@ export class Matcher {
    * same set as `Matcher.builtin()` in Python and `Matcher::builtin_default`
    * in Rust.
    */
-  static builtin(options?: { minConfidence?: number }): Matcher;
-  /** The patterns of a Variant A or B response body from any deployment: text, bytes or parsed JSON. */
-  static fromResponse(body: string | Uint8Array | ArrayBuffer | { patterns: readonly PatternInput[] }): Matcher;
+  static builtin(options?: { minConfidence?: number; exclude?: Exclusions }): Matcher;
+  /**
+   * The patterns of a Variant A or B response body from any deployment:
+   * text, bytes or parsed JSON (an imported `filters.json` too); the core
+   * reads it and refuses a body that is not a pattern list, with the reason.
+   */
+  static fromResponse(body: string | Uint8Array | ArrayBuffer | { readonly patterns: readonly unknown[] }): Matcher;
   /** Patterns of your own. Throws when a regex is outside the shared subset. */
   static fromPatterns(patterns: readonly PatternInput[]): Matcher;
   /** A new matcher: these patterns after this one's. */
   withPatterns(patterns: readonly PatternInput[]): Matcher;
+  /** A new matcher without the patterns `exclude` names. */
+  excluding(exclude: Exclusions): Matcher;
   /** The patterns, in order. */
   readonly patterns: Pattern[];
   /** Which patterns match which text of the event. */
@@ -231,17 +250,26 @@ export class Matcher {
 export interface ClientOptions {
   /** The service's base URL (`https://filters.example.com`); the path is added. */
   url: string | URL;
-  /** An API key of the account. */
-  key: string;
+  /**
+   * An API key of the account, or `null` when a proxy in front of the
+   * service adds it (a public site's pages: no key in the page).
+   */
+  key: string | null;
   /** `'v1'` (`/v1/filters`, the default) or `'api'` (`/api/v1/filters`). */
   variant?: 'v1' | 'api';
   /** Sent as `minConfidence`; also the built-in fallback's threshold. */
   minConfidence?: number;
+  /** Patterns left out of every set the client matches with, fetched or built in. */
+  exclude?: Exclusions;
   /** Refresh in the background (default true); false: only on `refresh()`. */
   refresh?: boolean;
   /** The `fetch` to use (default: the runtime's). */
   fetch?: (input: URL, init: { headers: Record<string, string> }) => Promise<Response>;
-  /** Told of every failed fetch (network, 4xx, 5xx, an unreadable body); never thrown. */
+  /**
+   * Told of every failed fetch (network, 4xx, 5xx: an `Error` with the
+   * answer's `status`; an unreadable body) and of a wasm that did not load;
+   * never thrown.
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -255,16 +283,20 @@ export interface RefreshOutcome {
 export interface Client {
   /**
    * The matcher to use now: the service's last good set, else the built-in
-   * catalog. Read it when you need it: a refresh replaces it.
+   * catalog. Read it when you need it: a refresh replaces it. Throws while
+   * the wasm is not loaded, saying why.
    */
   readonly matcher: Matcher;
-  /** `isNoise` by the current matcher. */
+  /** `isNoise` by the current matcher; false while the wasm is not loaded. */
   isNoise(input: Classifiable): boolean;
-  /** `classify` by the current matcher. */
+  /** `classify` by the current matcher; clean while the wasm is not loaded. */
   classify(input: Classifiable): Verdict;
   /** The fetched set: its ETag, Variant A's `version`, when it was last confirmed (ms); null before any. */
   readonly set: { etag: string | undefined; version: string | undefined; fetchedAt: number } | null;
-  /** Resolves once the first fetch has ended, whatever its outcome; never rejects. */
+  /**
+   * Resolves once the first fetch has ended, whatever its outcome (a
+   * `200` once the wasm is there to compile it); never rejects.
+   */
   readonly ready: Promise<void>;
   /** Fetches now (joined with one already running); never rejects. */
   refresh(): Promise<RefreshOutcome>;
@@ -293,34 +325,87 @@ export function toEvent(input: Classifiable): {
 /** Script URLs of a V8, SpiderMonkey or JavaScriptCore stack trace, line and column cut off. */
 export function parseStack(stack: string | undefined): string[];
 
+/** What the Sentry integration and `createBeforeSend` match with: a matcher, a client, or a promise of either. */
+export type MatcherSource = Matcher | Client | PromiseLike<Matcher | Client>;
+
 /** Options of {@link noiseFilterIntegration}. */
 export interface NoiseFilterIntegrationOptions<E = SentryLikeEvent> {
   /**
    * A matcher, a client (its current matcher each time), or a promise of
-   * either: while it is pending, events pass through unfiltered.
+   * either: while it is pending, or a client waits for its first answer,
+   * an error event is held for at most `hold` ms, then decided by what is
+   * there (no matcher: the event is sent).
    */
-  matcher: Matcher | Client | PromiseLike<Matcher | Client>;
+  matcher: MatcherSource;
   /** `'drop'` (default): noise is not sent. `'tag'`: sent, with tags `noise_filter` and `noise_filter.patterns`. */
   mode?: 'drop' | 'tag';
+  /**
+   * How long an error event may wait for the matcher to load, in ms
+   * (default {@link DEFAULT_HOLD_MS}); 0: events pass while it loads.
+   */
+  hold?: number;
+  /** Patterns left out (as `Matcher.builtin`'s `exclude`). */
+  exclude?: Exclusions;
   /** Hears of each noisy event, in either mode. */
-  onNoise?: (verdict: Verdict, event: E, hint: unknown) => void;
+  onNoise?(verdict: Verdict, event: E, hint: unknown): void;
+  /** Hears why a promised matcher could not be had, or a matcher threw (the event is then sent). */
+  onError?(error: unknown): void;
+}
+
+/** How long the Sentry integration holds an error event, by default, while its matcher loads (ms). */
+export const DEFAULT_HOLD_MS: number;
+
+/** The integration: Sentry's `Integration` shape, for any event type the SDK has. */
+export interface NoiseFilterIntegration {
+  name: string;
+  processEvent<T extends SentryLikeEvent>(event: T, hint: unknown, client?: unknown): T | null | PromiseLike<T | null>;
 }
 
 /**
  * A Sentry integration, as Sentry's own are (`name` + `processEvent`): put
  * it in `Sentry.init({ integrations: [...] })` of `@sentry/browser`,
  * `@sentry/node` or any SDK on `@sentry/core` 8 or later, beside your own
- * `beforeSend`. Only error events are looked at.
+ * `beforeSend`. Only error events are looked at. No type argument is
+ * needed; one types `onNoise`'s event.
  */
 export function noiseFilterIntegration<E extends SentryLikeEvent = SentryLikeEvent>(
   options: NoiseFilterIntegrationOptions<E>,
-): { name: string; processEvent(event: E, hint: unknown, client?: unknown): E | null };
+): NoiseFilterIntegration;
+
+/** Options of {@link createBeforeSend}. */
+export interface BeforeSendOptions<E = Classifiable, H = unknown> {
+  /** Sees each dropped event's verdict. */
+  onNoise?(verdict: Verdict, event: E, hint: H): void;
+  /** Hears why a promised matcher could not be had, or a matcher threw (the event is then kept). */
+  onError?(error: unknown): void;
+  /** Patterns left out (as `Matcher.builtin`'s `exclude`). */
+  exclude?: Exclusions;
+}
 
 /**
  * A `beforeSend` hook for Sentry-style SDKs: `null` (drop) for noise, the
- * event otherwise. `onNoise` sees each dropped event's verdict.
+ * event otherwise, for any event type (`Sentry.init({ beforeSend:
+ * createBeforeSend(matcher) })` needs no type argument). A promised matcher
+ * lets events through until it is there.
  */
+export function createBeforeSend(
+  matcher: MatcherSource,
+  options?: BeforeSendOptions,
+): <E extends Classifiable>(event: E, hint?: unknown) => E | null;
+/** With a type argument: the hook of that event type, and `onNoise` sees it. */
 export function createBeforeSend<E extends Classifiable, H = unknown>(
-  matcher: Matcher,
-  options?: { onNoise?: (verdict: Verdict, event: E, hint: H) => void },
+  matcher: MatcherSource,
+  options?: BeforeSendOptions<E, H>,
 ): (event: E, hint?: H) => E | null;
+
+/**
+ * The wasm's loading: resolves once it is loaded (trying again after a
+ * failure), rejects with why it is not (blocked, a `404` with its `status`,
+ * a Content-Security-Policy without `'wasm-unsafe-eval'`). Importing the
+ * package never fails for it: the matcher's constructors then throw that
+ * reason, a client matches nothing, the Sentry integration and
+ * `createBeforeSend` let every event through. `wasm`: where to find it, or
+ * its bytes, or a compiled `WebAssembly.Module` (default: the file next to
+ * the module).
+ */
+export function init(wasm?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;

@@ -6,13 +6,14 @@
 // Types: matcher.d.ts.
 
 import * as wasm from './matcher-glue.js';
+import { loadingOf } from './loading.js';
 import { matcherClass } from './matching.js';
 
 import { clientFor } from './client.js';
-export { createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
+export { DEFAULT_HOLD_MS, createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
 
 /** The patterns of a compiled set, applied to error events. */
 export const Matcher = matcherClass(wasm);
 
 /** A consumer of a running service (client.js), over this entry's matcher. */
-export const createClient = clientFor(Matcher);
+export const createClient = clientFor(Matcher, loadingOf(wasm));

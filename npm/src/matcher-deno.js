@@ -1,8 +1,19 @@
 // `noise-filter/matcher` in Deno: the matcher-only wasm comes in through
 // the module graph as a compiled WebAssembly.Module (no read permission).
-import { initSync } from './matcher-glue.js';
+import * as glue from './matcher-glue.js';
+import { loadingOf } from './loading.js';
 import source module from './noise_filter_matcher_bg.wasm';
 
-initSync({ module });
+const read = () => module;
+
+loadingOf(glue).loadSync(read);
 
 export * from './matcher-api.js';
+
+/** Resolves once the wasm is loaded (trying again after a failure), rejects with why it is not. */
+export function init(source) {
+  const loading = loadingOf(glue);
+  if (source !== undefined) return loading.load(source);
+  if (!loading.loaded) loading.loadSync(read);
+  return loading.attempt;
+}

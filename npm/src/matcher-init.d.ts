@@ -3,8 +3,10 @@
 export * from './matcher.js';
 
 /**
- * Loads and compiles the matcher wasm, once; nothing else works before it
- * resolves. Importing this entry never waits for the wasm (no top-level
+ * Loads and compiles the matcher wasm, once (after a failure, again); the
+ * matcher's constructors work once it resolves, and it rejects with why the
+ * wasm could not load (the client and the Sentry integration then let
+ * events through). Importing this entry never waits for the wasm (no top-level
  * await), so a page can start (and call `Sentry.init`) first. `wasm`: where
  * to find it (default: `noise_filter_matcher_bg.wasm` next to this module),
  * or its bytes, or a compiled `WebAssembly.Module`.

@@ -1,15 +1,14 @@
 // `noise-filter/matcher/init`: the matcher entry without top-level await.
 // Importing it does not wait for the wasm, so it never delays the importing
 // module (a page's `Sentry.init`); `init()` loads and compiles the wasm once,
-// and nothing of the matcher works until it resolves.
-import load from './matcher-glue.js';
+// and the matcher's constructors work once it resolves. Until then the
+// client matches nothing and the Sentry integration holds or passes events.
+import * as glue from './matcher-glue.js';
+import { loadingOf } from './loading.js';
 
 export * from './matcher-api.js';
 
-let loading;
-
-/** Loads and compiles the matcher wasm once (default: the file next to this module). */
+/** Loads and compiles the matcher wasm once (default: the file next to this module); after a failure, tries again. */
 export function init(wasm) {
-  loading ??= load({ module_or_path: wasm ?? new URL('./noise_filter_matcher_bg.wasm', import.meta.url) }).then(() => undefined);
-  return loading;
+  return loadingOf(glue).load(wasm ?? new URL('./noise_filter_matcher_bg.wasm', import.meta.url));
 }

@@ -1,8 +1,20 @@
 // `noise-filter/matcher`, Node.js and Bun: the wasm is read from beside this
-// file, synchronously, so the entry also loads through `require`.
+// file, synchronously, so the entry also loads through `require`. A wasm
+// that cannot be read or compiled does not fail the import (loading.js).
+import * as glue from './matcher-glue.js';
+import { loadingOf } from './loading.js';
 import { readFileSync } from 'node:fs';
-import { initSync } from './matcher-glue.js';
 
-initSync({ module: readFileSync(new URL('./noise_filter_matcher_bg.wasm', import.meta.url)) });
+const read = () => readFileSync(new URL('./noise_filter_matcher_bg.wasm', import.meta.url));
+
+loadingOf(glue).loadSync(read);
 
 export * from './matcher-api.js';
+
+/** Resolves once the wasm is loaded (trying again after a failure), rejects with why it is not. */
+export function init(source) {
+  const loading = loadingOf(glue);
+  if (source !== undefined) return loading.load(source);
+  if (!loading.loaded) loading.loadSync(read);
+  return loading.attempt;
+}

@@ -1,8 +1,21 @@
 // `noise-filter/matcher`: the matcher of `noise-filter` alone, over its own,
 // smaller wasm (no endpoint). The same API and answers as the main entry's
 // matcher; the types are the main entry's.
-export { Matcher, createBeforeSend, createClient, noiseFilterIntegration, parseStack, toEvent } from './index.js';
+export {
+  DEFAULT_HOLD_MS,
+  Matcher,
+  createBeforeSend,
+  createClient,
+  init,
+  noiseFilterIntegration,
+  parseStack,
+  toEvent,
+} from './index.js';
 export type {
+  BeforeSendOptions,
+  Exclusions,
+  MatcherSource,
+  NoiseFilterIntegration,
   Classifiable,
   Client,
   ClientOptions,

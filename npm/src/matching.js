@@ -9,6 +9,8 @@
 // texts must cross apart") are the binding's enums, read from the glue: no
 // number of wasm/src/lib.rs is copied here.
 
+import { loadingOf } from './loading.js';
+
 const encoder = new TextEncoder();
 const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
 
@@ -19,6 +21,7 @@ const CLEAN = Object.freeze({ noise: false, matches: Object.freeze([]) });
  * ratios on a loaded machine; with one base class they match the old code's).
  */
 export function matcherClass(glue) {
+  const loading = loadingOf(glue);
   return class Matcher extends Classifier {
     /** Use `Matcher.builtin`, `Matcher.fromResponse` or `Matcher.fromPatterns`. */
     constructor(raw) {
@@ -30,12 +33,15 @@ export function matcherClass(glue) {
      * core's default threshold (0.5): the built-in patterns the service
      * lists by default, as `Matcher.builtin()` holds in every language.
      */
-    static builtin({ minConfidence } = {}) {
-      return new Matcher(glue.Matcher.builtin(minConfidence));
+    static builtin({ minConfidence, exclude } = {}) {
+      loading.check();
+      if (exclude === undefined) return new Matcher(glue.Matcher.builtin(minConfidence));
+      return new Matcher(glue.Matcher.builtinExcluding(minConfidence, ...exclusionLists(exclude)));
     }
 
     /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
     static fromResponse(body) {
+      loading.check();
       let parsed;
       try {
         parsed = JSON.parse(responseText(body));
@@ -48,6 +54,7 @@ export function matcherClass(glue) {
 
     /** Patterns given as `{id, pattern, type?, category?, confidence?}` (any iterable). */
     static fromPatterns(patterns) {
+      loading.check();
       return new Matcher(glue.Matcher.fromPatterns(...describe(glue.ValueKind, patterns, false)));
     }
   };
@@ -78,6 +85,14 @@ class Classifier {
     this.#kinds = glue.ValueKind;
     this.#absent = glue.TextLength.Absent;
     this.#apart = glue.Classified.TextsApart;
+  }
+
+  /**
+   * A new matcher without the patterns `exclude` names (`{ ids, categories }`:
+   * pattern ids, categories in either variant's spelling or `custom`).
+   */
+  excluding(exclude) {
+    return new this.constructor(this.#raw.excluding(...exclusionLists(exclude)));
   }
 
   /** A new matcher with these patterns added after this one's. */
@@ -176,6 +191,27 @@ class Classifier {
     if (found !== this.#apart) return found;
     return this.#raw.classifyFrames(type, message, (frames ?? []).map(String), userAgent);
   }
+}
+
+/** The lists an `exclude` option may have. */
+const EXCLUDE_FIELDS = ['ids', 'categories'];
+
+/**
+ * The lists of an `exclude` option, in the binding's order (ids,
+ * categories), as given: the core checks their words.
+ */
+function exclusionLists(exclude) {
+  if (exclude === null || typeof exclude !== 'object') throw new TypeError('exclude is { ids?, categories? }');
+  for (const name of Object.keys(exclude)) {
+    if (!EXCLUDE_FIELDS.includes(name)) throw new TypeError(`exclude: unknown field \`${name}\``);
+  }
+  return EXCLUDE_FIELDS.map((name) => {
+    const list = exclude[name];
+    if (list === undefined) return [];
+    const items = typeof list === 'string' || typeof list?.[Symbol.iterator] !== 'function' ? undefined : [...list];
+    if (items === undefined || items.some((item) => typeof item !== 'string')) throw new TypeError(`exclude: ${name} is a list of strings`);
+    return items;
+  });
 }
 
 const PATTERN_FIELDS = ['id', 'pattern', 'type', 'category', 'confidence'];
@@ -342,14 +378,119 @@ export function parseStack(stack) {
 }
 
 /**
- * A `beforeSend`-style hook: returns `null` for an event the matcher calls
- * noise (so the SDK drops it), the event otherwise.
+ * How long the Sentry integration holds an error event, by default, while
+ * its matcher loads (ms). Measured in headless Chromium under Chrome's
+ * network emulation (docs/BENCHMARKS.md, "npm: the page-load hold"): from
+ * the page's script start, the README page has its matcher (the wasm, and
+ * the client's first answer) in ~0.3 s on 10 Mbps, ~1.3 s on 1.6 Mbps with
+ * 150 ms of latency, ~5.0 s on 400 kbps with 400 ms. Six seconds covers
+ * that slowest link with a margin; on any faster one the hold ends as soon
+ * as the matcher is there, and a page that is left earlier sends what it
+ * holds at once (`pagehide`).
  */
-export function createBeforeSend(matcher, { onNoise } = {}) {
+export const DEFAULT_HOLD_MS = 6000;
+
+const isClient = (value) => typeof value?.refresh === 'function' && typeof value?.ready?.then === 'function';
+
+/**
+ * What a hook matches with, given as a `Matcher`, a client or a promise of
+ * either: `value` once known (for a client, at once), `waiting` while there
+ * is something worth waiting for (the promise; a client's first answer,
+ * which brings the account's own patterns), `failed` when the promise was
+ * rejected (events then pass, and `report` heard why).
+ */
+function matcherSource(given, report) {
+  const source = { value: null, waiting: null, failed: false };
+  const take = (value) => {
+    source.value = value;
+    source.waiting = null;
+    if (isClient(value)) {
+      const waiting = Promise.resolve(value.ready).then(() => {
+        if (source.waiting === waiting) source.waiting = null;
+      });
+      source.waiting = waiting;
+    }
+    return source.waiting;
+  };
+  if (typeof given.then === 'function') {
+    const waiting = Promise.resolve(given).then(take, (error) => {
+      source.failed = true;
+      source.waiting = null;
+      report(error);
+    });
+    source.waiting = waiting;
+  } else {
+    take(given);
+  }
+  return source;
+}
+
+/**
+ * The verdict of `value` (a `Matcher` or a client) on `event`, without the
+ * patterns `exclude` leaves out (kept per matcher: a client's changes with
+ * each new set). A client without its wasm answers clean.
+ */
+function classifyWith(value, event, exclude, excluded) {
+  if (exclude === undefined) return value.classify(event);
+  let matcher = value;
+  if (isClient(value)) {
+    try {
+      matcher = value.matcher;
+    } catch {
+      return CLEAN; // no wasm: the client's onError heard why
+    }
+  }
+  let narrowed = excluded.get(matcher);
+  if (narrowed === undefined) {
+    try {
+      narrowed = matcher.excluding(exclude);
+    } catch (refused) {
+      // Told once (the caller reports it); the events keep passing.
+      excluded.set(matcher, null);
+      throw refused;
+    }
+    excluded.set(matcher, narrowed);
+  }
+  return narrowed === null ? CLEAN : narrowed.classify(event);
+}
+
+/** Calls the application's `onError`; what it throws is dropped. */
+const reporter = (onError) => (error) => {
+  try {
+    onError?.(error);
+  } catch {
+    /* the application's handler must not break the filter */
+  }
+};
+
+/**
+ * A `beforeSend`-style hook: returns `null` for an event the matcher calls
+ * noise (so the SDK drops it), the event otherwise. `matcher` is a
+ * `Matcher`, a client, or a promise of either (events pass while it is
+ * pending: a hook of this form answers at once). It fails open: an event
+ * it cannot read, or a matcher that throws, keeps the event and tells
+ * `onError`.
+ */
+export function createBeforeSend(matcher, { onNoise, onError, exclude } = {}) {
+  if (matcher == null) throw new TypeError('createBeforeSend: a matcher, a client or a promise of one is needed');
+  const report = reporter(onError);
+  const source = matcherSource(matcher, report);
+  const excluded = new WeakMap();
   return function beforeSend(event, hint) {
-    const verdict = matcher.classify(event);
+    if (source.value === null || source.failed) return event;
+    let verdict;
+    try {
+      verdict = classifyWith(source.value, event, exclude, excluded);
+    } catch (error) {
+      report(error);
+      return event;
+    }
     if (!verdict.noise) return event;
-    onNoise?.(verdict, event, hint);
+    try {
+      onNoise?.(verdict, event, hint);
+    } catch (error) {
+      report(error);
+    }
     return null;
   };
 }
@@ -360,41 +501,82 @@ export function createBeforeSend(matcher, { onNoise } = {}) {
  * (`eventFiltersIntegration`), so it sits beside the user's `beforeSend`.
  *
  * `matcher` is a `Matcher`, a client (`createClient`: its current matcher
- * each time), or a promise of either. While a promise is pending, events
- * pass through unfiltered: an error report is never held back waiting for a
- * wasm to compile, and a few noisy events at page start cost less than a
- * lost real one. Only error events are looked at (transactions and other
- * typed events pass). `mode: 'drop'` (default) drops noise; `'tag'` keeps it
- * and adds the tags `noise_filter` (`noise`) and `noise_filter.patterns`
- * (the matching pattern ids), for a user who wants to see it before dropping
- * it. `onNoise(verdict, event)` hears of each noisy event in either mode.
+ * each time), or a promise of either. While a promise is pending, or a
+ * client has not had its first answer, an error event is held for at most
+ * `hold` ms (Sentry's `processEvent` may answer with a promise), then
+ * decided by whatever matcher there is by then: the page-load errors that
+ * browser extensions throw are filtered too, and no event is ever dropped
+ * for lack of a matcher (a promise still pending, or rejected, lets it
+ * through). When the page is hidden (`pagehide`), held events are decided
+ * at once, so none is lost with the page. Only error events are looked at
+ * (transactions and other typed events pass). `mode: 'drop'` (default)
+ * drops noise; `'tag'` keeps it and adds the tags `noise_filter` (`noise`)
+ * and `noise_filter.patterns` (the matching pattern ids). `onNoise(verdict,
+ * event)` hears of each noisy event in either mode; `onError` of a matcher
+ * that could not load or throws (the event is then kept). `exclude` leaves
+ * patterns out (`{ ids, categories }`, as `Matcher.builtin`).
  */
-export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise } = {}) {
+export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onError, exclude, hold = DEFAULT_HOLD_MS } = {}) {
   if (mode !== 'drop' && mode !== 'tag') throw new TypeError("noiseFilterIntegration: mode is 'drop' or 'tag'");
   if (matcher == null) throw new TypeError('noiseFilterIntegration: a matcher, a client or a promise of one is needed');
-  let current = typeof matcher.then === 'function' ? null : matcher;
-  if (current === null) {
-    matcher.then((loaded) => { current = loaded; }, () => { /* stays unfiltered */ });
+  if (typeof hold !== 'number' || !(hold >= 0)) throw new TypeError('noiseFilterIntegration: hold is a number of milliseconds, 0 or more');
+  const report = reporter(onError);
+  const source = matcherSource(matcher, report);
+  const excluded = new WeakMap();
+  /** Releases of the events held now, run at once when the page goes away. */
+  const held = new Set();
+  let listening = false;
+
+  function decide(event, hint) {
+    if (source.value === null || source.failed) return event;
+    let verdict;
+    try {
+      verdict = classifyWith(source.value, event, exclude, excluded);
+    } catch (error) {
+      report(error);
+      return event; // never lose a report over the filter
+    }
+    if (!verdict.noise) return event;
+    try {
+      onNoise?.(verdict, event, hint);
+    } catch (error) {
+      report(error); // the application's counter must not drop the event
+    }
+    if (mode === 'drop') return null;
+    event.tags = {
+      ...event.tags,
+      noise_filter: 'noise',
+      'noise_filter.patterns': [...new Set(verdict.matches.map((m) => m.id))].join(','),
+    };
+    return event;
   }
+
+  function holdUntilLoaded(event, hint) {
+    if (!listening && typeof globalThis.addEventListener === 'function') {
+      listening = true;
+      globalThis.addEventListener('pagehide', () => {
+        for (const release of [...held]) release();
+      });
+    }
+    return new Promise((resolve) => {
+      let timer;
+      const release = () => {
+        if (!held.delete(release)) return;
+        clearTimeout(timer);
+        resolve(decide(event, hint));
+      };
+      held.add(release);
+      timer = setTimeout(release, hold);
+      source.waiting.then(release, release);
+    });
+  }
+
   return {
     name: 'NoiseFilter',
     processEvent(event, hint) {
-      if (current === null || event == null || (event.type !== undefined && event.type !== 'error')) return event;
-      let verdict;
-      try {
-        verdict = current.classify(event);
-      } catch {
-        return event; // never lose a report over the filter
-      }
-      if (!verdict.noise) return event;
-      try { onNoise?.(verdict, event, hint); } catch { /* the application's counter must not drop the event */ }
-      if (mode === 'drop') return null;
-      event.tags = {
-        ...event.tags,
-        noise_filter: 'noise',
-        'noise_filter.patterns': [...new Set(verdict.matches.map((m) => m.id))].join(','),
-      };
-      return event;
+      if (event == null || (event.type !== undefined && event.type !== 'error')) return event;
+      if (source.waiting !== null && hold > 0) return holdUntilLoaded(event, hint);
+      return decide(event, hint);
     },
   };
 }

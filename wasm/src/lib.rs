@@ -29,7 +29,7 @@
 //!   no number of this file is copied into `npm/src/matching.js`.
 
 use noise_filter_core::pattern_list::{self, Json, Value};
-use noise_filter_core::{Field, Matcher, MatcherPattern, Verdict};
+use noise_filter_core::{Exclusions, Field, Matcher, MatcherPattern, Verdict};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
@@ -332,6 +332,47 @@ impl JsMatcher {
             })
             .collect()
     }
+}
+
+/// A matcher without the patterns an `exclude` option names: JavaScript
+/// gives its lists, the core reads them ([`Exclusions`]) and words every
+/// refusal. (Lists rather than an exported exclusions class: the class's
+/// glue cost the page more than the lists' conversion.)
+#[wasm_bindgen(js_class = Matcher)]
+impl JsMatcher {
+    /// [`JsMatcher::builtin`] without the excluded patterns
+    /// ([`Matcher::builtin_excluding`]); `undefined`: the core's default threshold.
+    #[wasm_bindgen(js_name = builtinExcluding)]
+    pub fn builtin_excluding(
+        min_confidence: Option<f64>,
+        ids: Vec<String>,
+        categories: Vec<String>,
+    ) -> Result<JsMatcher, JsError> {
+        let exclusions = exclusions(ids, categories)?;
+        let min = min_confidence.unwrap_or(noise_filter_core::DEFAULT_MIN_CONFIDENCE);
+        Ok(JsMatcher::wrap(Matcher::builtin_excluding(
+            min,
+            &exclusions,
+        )))
+    }
+
+    /// This matcher without the excluded patterns ([`Matcher::excluding`]).
+    pub fn excluding(
+        &self,
+        ids: Vec<String>,
+        categories: Vec<String>,
+    ) -> Result<JsMatcher, JsError> {
+        let exclusions = exclusions(ids, categories)?;
+        Ok(JsMatcher::wrap(self.inner.excluding(&exclusions)))
+    }
+}
+
+/// The core's reading of an `exclude` option's lists.
+fn exclusions(ids: Vec<String>, categories: Vec<String>) -> Result<Exclusions, JsError> {
+    Exclusions::default()
+        .with_ids(ids)
+        .and_then(|e| e.with_categories(categories))
+        .map_err(error)
 }
 
 /// Kinds of value, as `describe` in `npm/src/matching.js` writes them (one

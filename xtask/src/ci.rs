@@ -4,7 +4,8 @@
 //!
 //! 1. setup: rustup targets; Debian packages the suites drive for real
 //!    (`redis-server` for the Redis store tests, `openssl` for their TLS
-//!    certificates, `chromium` for the browser tests), installed when missing and the user is root; the Spin CLI
+//!    certificates, `chromium` for the browser tests, `nginx` and `curl` for
+//!    a public site's proxy and build-time list), installed when missing and the user is root; the Spin CLI
 //!    (`SPIN_BIN` when set, else `spin` on PATH, else the one
 //!    `../shared/tools/spin/install` unpacks), so the host's `spin` tests run
 //!    the component under real `spin up`;
@@ -29,7 +30,9 @@
 //! 9. the npm package: build (its matcher-only wasm with the pinned nightly
 //!    the xtask installs), then its suites in Node (with the ReDoS checker
 //!    `recheck` over the catalog's and sample custom regexes), Bun, Deno,
-//!    workerd and Chromium;
+//!    workerd and Chromium, tsc 5.9, 6.0 and 7.0 on its types and the
+//!    README's snippets, and nginx in front of the host binary the native
+//!    tests built (a public site's proxy: required here, not skipped);
 //! 10. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
 //!     with that nightly and cargo-fuzz, installed when missing).
 
@@ -60,6 +63,8 @@ pub(crate) fn run(_args: &[String]) -> Result {
             ("redis-server", "redis-server"),
             ("chromium", "chromium"),
             ("openssl", "openssl"),
+            ("nginx", "nginx"),
+            ("curl", "curl"),
         ])?;
         let _ = spin.set(find_spin()?);
         Ok(())
@@ -128,7 +133,9 @@ pub(crate) fn run(_args: &[String]) -> Result {
     stage("embeddable component, python package", &|| {
         crate::embed::test(crate::embed::Host::Required)
     })?;
-    stage("npm package", &|| crate::npm::build(&["test".to_owned()]))?;
+    stage("npm package", &|| {
+        crate::npm::build(&["test".to_owned(), crate::npm::REQUIRE_HOST_FLAG.to_owned()])
+    })?;
     stage("fuzz", &|| crate::fuzz::run(&[]))?;
     eprintln!(
         "\nci: every stage passed in {:.0} s",

@@ -207,7 +207,7 @@ pub(crate) enum Host {
 
 /// The host binary the client's tests start, if any: `NOISE_FILTER_HOST_BIN`,
 /// else the newest `noise-filter` of the target folder's profiles.
-fn host_binary(want: Host) -> Result<Option<PathBuf>> {
+pub(crate) fn host_binary(want: Host) -> Result<Option<PathBuf>> {
     if let Some(bin) = std::env::var_os("NOISE_FILTER_HOST_BIN") {
         return Ok(Some(PathBuf::from(bin)));
     }

@@ -3,7 +3,7 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
+//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test`, writes the README's snippets (from the README itself) and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite), nginx in front of the host binary when one is built (`--require-host`: must be), `tsc` 5.9, 6.0 and 7.0 |
 //! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` and the catalog's regexes in V8 on long texts, `npm/test/bench/regex.mjs` |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
@@ -21,6 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::embed::Host;
 use crate::util::{self, Result};
 
 /// Must equal the workspace's `wasm-bindgen = "=…"` pin: the CLI and the
@@ -48,6 +49,7 @@ const SOURCES: &[&str] = &[
     "init.js",
     "matching.js",
     "client.js",
+    "loading.js",
     "matcher-api.js",
     "matcher-node.js",
     "matcher-deno.js",
@@ -88,6 +90,13 @@ const WASMS: [Wasm; 2] = [
         matcher_only: true,
     },
 ];
+/// The TypeScript compilers the types are checked with: the suite's name
+/// and the test project's package (`npm/test/package.json`).
+const TYPESCRIPTS: [(&str, &str); 3] = [
+    ("tsc 5.9", "typescript"),
+    ("tsc 6.0", "typescript-6"),
+    ("tsc 7.0", "typescript-7"),
+];
 /// Chromium, as Debian installs it (`apt-get install chromium`).
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -99,16 +108,27 @@ pub(crate) fn build(args: &[String]) -> Result {
     } else {
         ImmediateAbort::Nightly
     };
+    // `cargo xtask ci` has built the host: the proxy suite must run there.
+    let host = if args.iter().any(|a| a == REQUIRE_HOST_FLAG) {
+        Host::Required
+    } else {
+        Host::IfBuilt
+    };
     let mode = args.iter().find(|a| !a.starts_with("--"));
     match mode.map(String::as_str) {
         None | Some("build") => build_package(abort).map(|_| ()),
-        Some("test") => test(abort),
+        Some("test") => test(abort, host),
         Some("bench") => bench(abort),
         Some(other) => Err(format!(
             "unknown mode {other:?}: use build, test or bench (optionally with {STABLE_FLAG})"
         )),
     }
 }
+
+/// `cargo xtask npm test --require-host`: the suite of a public site's
+/// proxy (nginx in front of the host binary) must run, not be skipped when
+/// no host is built (`cargo xtask ci`).
+pub(crate) const REQUIRE_HOST_FLAG: &str = "--require-host";
 
 /// `cargo xtask npm <mode> --stable`: the matcher-only wasm with stable Rust
 /// (225,881 B gzip instead of 191,887 B; same answers).
@@ -159,7 +179,14 @@ fn cargo_build_wasm(wasm: &Wasm, abort: ImmediateAbort) -> Result<PathBuf> {
         "--profile",
         "wasm",
     ])
-    .args(wasm.cargo_args);
+    .args(wasm.cargo_args)
+    // regex-syntax parses and translates a regex when it is compiled (a
+    // custom pattern, a built-in regex at its first use), never while a text
+    // is matched: at opt-level `z` the matcher-only wasm is 4.7 KB gzip
+    // smaller, compiling a regex ~1.4 ms instead of ~1 ms, matching as fast
+    // (docs/BENCHMARKS.md, "npm: wasm sizes").
+    .arg("--config")
+    .arg("profile.wasm.package.regex-syntax.opt-level=\"z\"");
     if use_nightly {
         cmd.args(["-Z", "build-std=std,panic_abort"]);
         // std as the prebuilt one is: at opt-level 3 (the profile's `s`
@@ -473,11 +500,18 @@ fn package_version(npm: &Path) -> Result<String> {
 }
 
 /// `build`, then every suite against the installed package.
-fn test(abort: ImmediateAbort) -> Result {
+fn test(abort: ImmediateAbort, host: Host) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
     let tests = install_into_tests(&npm)?;
-    let suites: Vec<(&str, Command)> = vec![
+    // The README snippets, from the README files themselves, where the
+    // suites below (tsc included) find them.
+    util::run(
+        Command::new("node")
+            .current_dir(&tests)
+            .arg("readme/extract.mjs"),
+    )?;
+    let mut suites: Vec<(&str, Command)> = vec![
         ("node", {
             let mut c = Command::new("node");
             c.current_dir(&tests).args([
@@ -490,17 +524,13 @@ fn test(abort: ImmediateAbort) -> Result {
                 "node/redos.test.mjs",
                 // The catalog's bot patterns against isbot, from the registry.
                 "node/bots.test.mjs",
+                "node/failsoft.test.mjs",
             ]);
             // The 200 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.
             if abort == ImmediateAbort::Nightly {
                 c.arg("node/size.test.mjs");
             }
-            c
-        }),
-        ("tsc", {
-            let mut c = npx(&tests, "tsc");
-            c.args(["--noEmit", "-p", "tsconfig.json"]);
             c
         }),
         ("bun", {
@@ -530,11 +560,32 @@ fn test(abort: ImmediateAbort) -> Result {
         ("chromium", {
             let mut c = Command::new("node");
             c.current_dir(&tests)
-                .args(["--test", "browser/browser.test.mjs"])
+                .args([
+                    "--test",
+                    "browser/browser.test.mjs",
+                    "browser/pages.test.mjs",
+                ])
                 .env("CHROMIUM", CHROMIUM);
             c
         }),
     ];
+    // A public site's pages behind the proxy docs/NPM.md configures: nginx
+    // in front of the real host binary, which serves the Spin component.
+    if let Some(proxy) = proxy_suite(&tests, host)? {
+        suites.push(("proxy", proxy));
+    }
+    // The types and the README's TypeScript under each TypeScript the
+    // package supports: 5.9, 6.0 and 7.0 (the native compiler, published
+    // as `typescript` 7), installed side by side under aliases.
+    for (name, package) in TYPESCRIPTS {
+        for config in ["tsconfig.json", "tsconfig.page.json"] {
+            let mut c = Command::new("node");
+            c.current_dir(&tests)
+                .arg(Path::new("node_modules").join(package).join("bin/tsc"))
+                .args(["--noEmit", "-p", config]);
+            suites.push((name, c));
+        }
+    }
     let mut failed = Vec::new();
     for (name, mut cmd) in suites {
         eprintln!("== npm test: {name}");
@@ -548,6 +599,34 @@ fn test(abort: ImmediateAbort) -> Result {
     } else {
         Err(format!("npm suites failed: {}", failed.join(", ")))
     }
+}
+
+/// The proxy suite (`npm/test/proxy/`) with the host binary and its
+/// component, or `None` (said aloud) when there is no host or no nginx and
+/// `host` allows skipping it.
+fn proxy_suite(tests: &Path, host: Host) -> Result<Option<Command>> {
+    let Some(bin) = crate::embed::host_binary(host)? else {
+        eprintln!("no host binary: the suite of a public site's proxy is skipped");
+        return Ok(None);
+    };
+    if !util::have_command("nginx", "-v") {
+        return match host {
+            Host::Required => Err("nginx is missing (Debian: apt-get install nginx)".into()),
+            Host::IfBuilt => {
+                eprintln!(
+                    "no nginx: the suite of a public site's proxy is skipped (apt-get install nginx)"
+                );
+                Ok(None)
+            }
+        };
+    }
+    let component = crate::component::build()?;
+    let mut c = Command::new("node");
+    c.current_dir(tests)
+        .args(["--test", "proxy/proxy.test.mjs"])
+        .env("NOISE_FILTER_HOST_BIN", bin)
+        .env("NOISE_FILTER_COMPONENT", component);
+    Ok(Some(c))
 }
 
 /// `build`, then the matcher benchmark (events from the oracle's output)

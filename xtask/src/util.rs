@@ -51,6 +51,15 @@ pub(crate) fn have(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether `program` runs and exits successfully with `arg` (for tools
+/// without `--version`, as nginx: `-v`).
+pub(crate) fn have_command(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// How a tool is installed from crates.io when missing.
 pub(crate) struct CargoTool<'a> {
     /// The crate (`cargo install <krate>`).

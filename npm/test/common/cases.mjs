@@ -316,6 +316,39 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
     throws(() => nf.Matcher.fromPatterns([{ pattern: 'no id' }]), /invalid pattern/);
   });
 
+  test("refusals read as the README words them: fromPatterns' and fromResponse's prefixes, JSON.parse's message", () => {
+    throws(() => nf.Matcher.fromPatterns([{ pattern: 'x' }]), /^invalid pattern: patterns\[0\]: missing field `id`$/);
+    throws(() => nf.Matcher.fromResponse('{"patterns":[{"id":5,"pattern":"x"}]}'), /^not a pattern list response: patterns\[0\]\.id: expected a string, found a number$/);
+    throws(() => nf.Matcher.fromResponse('{"error":"Invalid API key"}'), /^not a pattern list response: missing field `patterns`$/);
+    let parser;
+    try {
+      JSON.parse('nope');
+    } catch (error) {
+      parser = error.message;
+    }
+    throws(() => nf.Matcher.fromResponse('nope'), new RegExp(`^not a pattern list response: ${parser.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+
+  test('exclude: Matcher.builtin and excluding() leave the named patterns out; the core words a refusal', async () => {
+    const headless = { message: 'TypeError: order.total is undefined', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36' };
+    const all = nf.Matcher.builtin();
+    deepEqual(all.classify(headless).matches.map((m) => m.id), ['headless-chrome'], 'a headless browser is bot traffic');
+    const e2e = nf.Matcher.builtin({ exclude: { ids: ['headless-chrome'] } });
+    ok(!e2e.isNoise(headless), 'left out');
+    deepEqual(e2e.patterns, all.patterns.filter((p) => p.id !== 'headless-chrome'));
+    const fetched = nf.Matcher.fromResponse(await bodyOf('A: all patterns'));
+    const noBots = fetched.excluding({ categories: ['BOT_TRAFFIC'] });
+    ok(noBots.patterns.length > 0 && noBots.patterns.every((p) => p.category !== 'bot-traffic'), 'either spelling');
+    ok(!noBots.isNoise({ message: 'x', userAgent: 'Googlebot/2.1' }));
+    ok(noBots.isNoise({ message: 'x', frames: ['chrome-extension://abcdefghijklmnop/c.js'] }), 'the other categories stay');
+    throws(
+      () => nf.Matcher.builtin({ exclude: { categories: ['bots'] } }),
+      /^exclude: categories\[0\]: `bots` is not a category \(browser-extension, third-party-script, bot-traffic, network-issue, known-library, other, custom, or Variant B's spelling of one\)$/,
+    );
+    throws(() => all.excluding({ ids: [''] }), /^exclude: ids\[0\]: empty$/);
+    throws(() => all.excluding({ ids: 'headless-chrome' }), /exclude: ids is a list of strings/);
+  });
+
   test('patterns lists what the matcher holds, in order', () => {
     const all = nf.Matcher.builtin({ minConfidence: 0 }).patterns;
     const some = nf.Matcher.builtin({ minConfidence: 0.9 }).patterns;

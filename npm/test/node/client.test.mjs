@@ -140,3 +140,56 @@ test('refreshing in the background does not keep the process alive, and bad opti
   assert.throws(() => createClient({ key }), /url/);
   assert.throws(() => createClient({ url, key, variant: 'v2' }), /variant/);
 });
+
+test('onError hears an HTTP failure with its status', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const errors = [];
+  const client = createClient({ url, key, refresh: false, onError: (e) => errors.push(e), random: () => 0.5 });
+  await client.ready;
+  svc.mode = 'limited';
+  await client.refresh();
+  svc.mode = 'broken';
+  await client.refresh();
+  assert.deepEqual(errors.map((e) => [e.status, e.message]), [
+    [429, 'noise-filter: /v1/filters answered 429'],
+    [500, 'noise-filter: /v1/filters answered 500'],
+  ]);
+  client.close();
+  await svc.stop();
+});
+
+test('key null sends no Authorization (a proxy adds it); a key merely left out is refused', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const errors = [];
+  const proxied = createClient({ url, key: null, refresh: false, onError: (e) => errors.push(e) });
+  await proxied.ready;
+  // Nothing in front of this service adds the key: the service refuses, and onError hears it.
+  assert.deepEqual(errors.map((e) => e.status), [401]);
+  assert.throws(() => createClient({ url, key: undefined }), /key/);
+  assert.throws(() => createClient({ url, key: '' }), /key/);
+  proxied.close();
+  await svc.stop();
+});
+
+test('exclude leaves patterns out of the fetched set and of the built-in fallback', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const headless = { message: 'TypeError: x is undefined', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36' };
+  const client = createMatcherClient({ url, key, refresh: false, exclude: { ids: ['headless-chrome'], categories: ['third-party-script'] } });
+  assert.equal(client.isNoise(headless), false, 'the built-in fallback leaves it out');
+  await client.ready;
+  assert.equal(svc.seen[0].status, 200);
+  assert.equal(client.isNoise(headless), false, 'the fetched set leaves it out');
+  assert.equal(client.isNoise(OWN), false, "the account's own pattern is third-party-script: left out too");
+  assert.equal(client.isNoise('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'), true);
+  assert.ok(!client.matcher.patterns.some((p) => p.id === 'headless-chrome' || p.category === 'third-party-script'));
+  assert.throws(
+    () => createMatcherClient({ url, key, exclude: { categories: ['bots'] } }),
+    /^Error: exclude: categories\[0\]: `bots` is not a category/,
+  );
+  assert.throws(() => createMatcherClient({ url, key, exclude: { id: ['headless-chrome'] } }), /unknown field `id`/);
+  client.close();
+  await svc.stop();
+});

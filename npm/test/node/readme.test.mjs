@@ -1,26 +1,33 @@
-// The README's snippets are the files of ../readme/, included verbatim (this
-// test fails when they drift apart), and each one runs here against the
-// installed package. `tsc` checks them too (../tsconfig.json).
+// The README's snippets, taken from the README itself (readme/extract.mjs:
+// every JavaScript or TypeScript block is one, named by its marker), run
+// here against the installed package as a user would run them. `tsc` checks
+// them too (tsconfig.json, tsconfig.page.json); the page snippets run in
+// Chromium (browser/browser.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { transform } from 'esbuild';
+import { MemoryStore, addCustomPatterns, createHandler, createKey } from 'noise-filter';
+import { SNIPPETS, snippets, writeSnippets } from '../readme/extract.mjs';
+import { nodeListener } from '../common/node-http.mjs';
 
-const dir = new URL('../readme/', import.meta.url);
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const snippets = readdirSync(dir).filter((f) => f.endsWith('.mjs'));
+const written = writeSnippets();
+const redirect = new URL('../readme/redirect.mjs', import.meta.url).pathname;
 
-for (const file of snippets) {
-  test(`README includes readme/${file} verbatim`, () => {
-    const text = readFileSync(new URL(file, dir), 'utf8');
-    assert.ok(readme.includes('```js\n' + text + '```'), `README.md lacks the text of test/readme/${file}`);
-  });
-}
+test('every JavaScript and TypeScript block of the READMEs is a named snippet, written as it stands', () => {
+  const names = written.map((s) => s.name).sort();
+  for (const expected of ['matcher.mjs', 'client.mjs', 'sentry-node.ts', 'sentry.page.ts', 'e2e.page.ts', 'bundled.page.ts', 'fetch-filters.sh']) {
+    assert.ok(names.includes(expected), `${expected} among ${names.join(', ')}`);
+  }
+  for (const { name, text } of snippets()) assert.equal(readFileSync(new URL(name, SNIPPETS), 'utf8'), text, name);
+});
 
-function run(file, env = {}) {
-  const child = spawn(process.execPath, [new URL(file, dir).pathname], { env: { ...process.env, ...env } });
+function run(file, env = {}, args = []) {
+  const child = spawn(process.execPath, [...args, new URL(file, SNIPPETS).pathname], { env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -28,7 +35,14 @@ function run(file, env = {}) {
   return once(child, 'exit').then(([code]) => ({ code, stdout, stderr }));
 }
 
-test('readme/matcher.mjs: classifies, and the beforeSend hook drops noise', async () => {
+/** A server on a free port of 127.0.0.1; resolves with its base URL. */
+async function listen(listener) {
+  const server = createServer(listener);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
+
+test('matcher.mjs: classifies, and the beforeSend hook drops noise', async () => {
   const { code, stdout, stderr } = await run('matcher.mjs');
   assert.equal(code, 0, stderr);
   assert.match(stdout, /noise: true/);
@@ -37,14 +51,8 @@ test('readme/matcher.mjs: classifies, and the beforeSend hook drops noise', asyn
   assert.match(stdout, /dropped: /);
 });
 
-test('readme/matcher-entry.mjs: noise-filter/matcher classifies and drops noise', async () => {
-  const { code, stdout, stderr } = await run('matcher-entry.mjs');
-  assert.equal(code, 0, stderr);
-  assert.equal(stdout, 'true\ntrue\n');
-});
-
-test('readme/serve-node.mjs serves; readme/from-deployment.mjs builds a matcher from it', async () => {
-  const server = spawn(process.execPath, [new URL('serve-node.mjs', dir).pathname], { env: { ...process.env, PORT: '0' } });
+test('serve-node.mjs serves; from-deployment.mjs builds a matcher from it', async () => {
+  const server = spawn(process.execPath, [new URL('serve-node.mjs', SNIPPETS).pathname], { env: { ...process.env, PORT: '0' } });
   try {
     const lines = createInterface({ input: server.stdout });
     let url;
@@ -65,10 +73,56 @@ test('readme/serve-node.mjs serves; readme/from-deployment.mjs builds a matcher 
   }
 });
 
-test('readme/serve.mjs: a default export with fetch, as Deno and Bun serve it', async () => {
-  const { default: app } = await import(new URL('serve.mjs', dir));
+test('serve.mjs: a default export with fetch, as Deno and Bun serve it', async () => {
+  const { default: app } = await import(new URL('serve.mjs', SNIPPETS));
   const response = await app.fetch(new Request('http://localhost/api/v1/filters', { headers: { Authorization: 'Bearer' } }));
   assert.equal(response.status, 401);
   assert.equal(response.headers.get('www-authenticate'), 'Bearer');
   assert.deepEqual(await response.json(), { error: 'API key required' });
+});
+
+test("client.mjs: the README's key, in the key format, fetches the account's set", async () => {
+  const text = readFileSync(new URL('client.mjs', SNIPPETS), 'utf8');
+  const readmeKey = /'(nf_[0-9a-f]{48})'/.exec(text)?.[1];
+  assert.ok(readmeKey, 'the README shows a key of the real format: nf_ and 48 lowercase hex digits');
+  // That very key, made real in the test's store (a key is nf_ and its random bytes in hex).
+  const store = new MemoryStore();
+  const random = Uint8Array.from(readmeKey.slice(3).match(/../g), (h) => parseInt(h, 16));
+  assert.equal(await createKey(store, { account: 'acme', random }), readmeKey);
+  await addCustomPatterns(store, 'acme', [{ pattern: 'legacy-widget.js', category: 'third-party-script' }]);
+  const service = await listen(nodeListener(createHandler({ keys: store, customPatterns: store })));
+  try {
+    const { code, stdout, stderr } = await run('client.mjs', { NOISE_FILTER_TEST_URL: service.url }, ['--import', redirect]);
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout, 'true\ntrue\n');
+  } finally {
+    service.close();
+  }
+});
+
+test('sentry-node.ts: createBeforeSend as Sentry.init({ dsn, beforeSend }) takes it: noise dropped, the real error sent', async () => {
+  // The snippet without its types (what tsc checked is the README's text), run by Node.
+  const { code: js } = await transform(readFileSync(new URL('sentry-node.ts', SNIPPETS), 'utf8'), { loader: 'ts', format: 'esm' });
+  const runnable = new URL('run/', SNIPPETS);
+  mkdirSync(runnable, { recursive: true });
+  writeFileSync(new URL('sentry-node.mjs', runnable), js);
+  const events = [];
+  const sentry = await listen(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const lines = body.split('\n');
+    for (let i = 1; i + 1 < lines.length; i += 2) {
+      if (JSON.parse(lines[i]).type === 'event') events.push(JSON.parse(lines[i + 1]));
+    }
+    res.writeHead(200).end('{}');
+  });
+  try {
+    const dsn = sentry.url.replace('http://', 'http://public@') + '/1';
+    const { code, stdout, stderr } = await run('run/sentry-node.mjs', { SENTRY_DSN: dsn });
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout, 'dropped: 1\n');
+    assert.deepEqual(events.map((e) => e.exception.values[0].value), ['invoice total is negative']);
+  } finally {
+    sentry.close();
+  }
 });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as Sentry from '@sentry/node';
 import { recordingTransport } from '../common/sentry-transport.mjs';
-import { Matcher, noiseFilterIntegration } from 'noise-filter';
+import { DEFAULT_HOLD_MS, Matcher, noiseFilterIntegration } from 'noise-filter';
 
 /** Starts a Sentry client that records envelopes; returns the recorded events. */
 async function sentry(integration, beforeSend) {
@@ -54,10 +54,10 @@ test('@sentry/node: tag mode sends noise with the verdict as tags', async () => 
   assert.equal(clean.tags?.noise_filter, undefined);
 });
 
-test('@sentry/node: a matcher still loading lets events through, then filters', async () => {
+test('@sentry/node: with hold 0, a matcher still loading lets events through, then filters', async () => {
   let resolve;
   const loading = new Promise((r) => { resolve = r; });
-  const events = await sentry(noiseFilterIntegration({ matcher: loading }));
+  const events = await sentry(noiseFilterIntegration({ matcher: loading, hold: 0 }));
   Sentry.captureException(wallet());
   await Sentry.flush(5000);
   assert.equal(events.length, 1, 'not held back while the matcher loads');
@@ -68,4 +68,61 @@ test('@sentry/node: a matcher still loading lets events through, then filters', 
   await Sentry.flush(5000);
   assert.equal(events.length, 2);
   assert.equal(events[1].exception.values[0].value, 'invoice total is negative');
+});
+
+test('@sentry/node: an event reported while the matcher loads waits for it, then is decided', async () => {
+  let resolve;
+  const loading = new Promise((r) => { resolve = r; });
+  const events = await sentry(noiseFilterIntegration({ matcher: loading }));
+  Sentry.captureException(wallet());
+  Sentry.captureException(real());
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(events.length, 0, 'held while the matcher loads');
+  resolve(Matcher.builtin());
+  await Sentry.flush(5000);
+  assert.deepEqual(events.map((e) => e.exception.values[0].value), ['invoice total is negative']);
+});
+
+test('@sentry/node: the hold is bounded: past it an event is sent unfiltered, never dropped for lack of a matcher', async () => {
+  const never = new Promise(() => {});
+  const events = await sentry(noiseFilterIntegration({ matcher: never, hold: 300 }));
+  const started = Date.now();
+  Sentry.captureException(wallet());
+  await Sentry.flush(5000);
+  assert.deepEqual(events.map((e) => e.exception.values[0].value), ['Cannot redefine property: ethereum']);
+  assert.ok(Date.now() - started >= 290, 'held for the bound first');
+  assert.equal(DEFAULT_HOLD_MS, 6000);
+  assert.throws(() => noiseFilterIntegration({ matcher: never, hold: -1 }), /hold/);
+});
+
+test('@sentry/node: exclude leaves patterns out; an exception in onNoise or the matcher keeps the event', async () => {
+  const headless = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36';
+  const events = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), exclude: { ids: ['headless-chrome'] } }));
+  Sentry.setExtra('run', 'e2e');
+  Sentry.captureEvent({ message: 'order total is negative', request: { headers: { 'User-Agent': headless } } });
+  Sentry.captureEvent({ message: 'x', request: { headers: { 'User-Agent': 'Mozilla/5.0 (compatible; Googlebot/2.1)' } } });
+  await Sentry.flush(5000);
+  assert.deepEqual(events.map((e) => e.message), ['order total is negative'], 'the headless browser is kept, a crawler still dropped');
+
+  const heard = [];
+  const throwing = { classify() { throw new Error('broken matcher'); } };
+  const kept = await sentry(noiseFilterIntegration({ matcher: throwing, onError: (e) => heard.push(e.message) }));
+  Sentry.captureException(wallet());
+  await Sentry.flush(5000);
+  assert.equal(kept.length, 1);
+  const counted = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), onNoise: () => { throw new Error('counter broke'); }, onError: (e) => heard.push(e.message) }));
+  Sentry.captureException(wallet());
+  await Sentry.flush(5000);
+  assert.equal(counted.length, 0, 'onNoise failing does not keep noise');
+  assert.deepEqual(heard, ['broken matcher', 'counter broke']);
+
+  // An exclusion the core refuses: told once, and every event is kept.
+  heard.length = 0;
+  const refused = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), exclude: { categories: ['bots'] }, onError: (e) => heard.push(e.message) }));
+  Sentry.captureException(wallet());
+  Sentry.captureException(wallet());
+  await Sentry.flush(5000);
+  assert.equal(refused.length, 2);
+  assert.equal(heard.length, 1);
+  assert.match(heard[0], /^exclude: categories\[0\]: `bots` is not a category/);
 });

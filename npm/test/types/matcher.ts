@@ -34,3 +34,26 @@ async function consume(): Promise<void> {
   client.close();
 }
 void consume;
+
+// Exclusions, the fail-soft loading and the page-load hold.
+import { DEFAULT_HOLD_MS, init, noiseFilterIntegration, type Exclusions, type MatcherSource } from 'noise-filter/matcher';
+async function page(): Promise<void> {
+  const loading: Promise<void> = init();
+  await loading.catch((why: unknown) => void why);
+  const e2e: Exclusions = { ids: ['headless-chrome'], categories: ['BOT_TRAFFIC'] };
+  const narrowed: Matcher = Matcher.builtin({ exclude: e2e }).excluding({ categories: ['custom'] });
+  // @ts-expect-error: exclusions are lists of strings
+  Matcher.builtin({ exclude: { ids: [1] } });
+  const proxied: Client = createClient({ url: '/noise-filter', key: null, exclude: e2e });
+  // @ts-expect-error: the key is required: a string, or null when a proxy adds it
+  createClient({ url: '/noise-filter' });
+  const sources: MatcherSource[] = [narrowed, proxied, init().then(() => Matcher.builtin())];
+  const hold: number = DEFAULT_HOLD_MS;
+  for (const matcher of sources) {
+    noiseFilterIntegration({ matcher, hold, exclude: e2e, onError: (error: unknown) => void error });
+    createBeforeSend(matcher, { exclude: e2e, onError: (error: unknown) => void error });
+  }
+  // @ts-expect-error: hold is a number of milliseconds
+  noiseFilterIntegration({ matcher: proxied, hold: '6s' });
+}
+void page;

@@ -1,0 +1,141 @@
+//! Exclusions: patterns a matcher leaves out, chosen where the matcher runs
+//! (an end-to-end test run whose headless browser the catalog calls a bot,
+//! a page that wants one built-in rule off). A pattern is left out when its
+//! id is listed or its category is; what is left is the same matcher as one
+//! built from the remaining patterns, so every verdict is the one that set
+//! gives.
+//!
+//! The same words as an account's exclusions of built-ins (by id; by
+//! sub-kind once the catalog has them): an exclusion names patterns, it is
+//! not a pattern itself, and it cannot fail to apply. An id is not checked
+//! against the catalog: a deployment may serve ids this build does not
+//! know, and leaving out an id no pattern has leaves the set as it is.
+
+use crate::catalog;
+use crate::matcher::{Matcher, MatcherPattern};
+use crate::pattern::{CUSTOM_CATEGORY_A, Category, Variant};
+
+/// Patterns to leave out of a matcher: by id, by category.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exclusions {
+    ids: Vec<String>,
+    categories: Vec<ExcludedCategory>,
+}
+
+/// A category an exclusion names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExcludedCategory {
+    /// One of the six, in either variant's spelling.
+    Listed(Category),
+    /// Variant A's `custom`: an account's patterns given no category.
+    Custom,
+}
+
+/// Why an exclusion was refused; says which entry and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidExclusion(pub String);
+
+impl std::fmt::Display for InvalidExclusion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidExclusion {}
+
+impl Exclusions {
+    /// These exclusions and the patterns with these `ids`; an empty id is
+    /// refused (`exclude: ids[0]: empty`).
+    pub fn with_ids<S: AsRef<str>>(
+        mut self,
+        ids: impl IntoIterator<Item = S>,
+    ) -> Result<Exclusions, InvalidExclusion> {
+        for (at, id) in ids.into_iter().enumerate() {
+            let id = id.as_ref();
+            if id.is_empty() {
+                return Err(InvalidExclusion(format!("exclude: ids[{at}]: empty")));
+            }
+            self.ids.push(id.to_owned());
+        }
+        Ok(self)
+    }
+
+    /// These exclusions and the patterns of these `categories`, each one of
+    /// the six in either variant's spelling (`bot-traffic`, `BOT_TRAFFIC`)
+    /// or `custom`; any other word is refused.
+    pub fn with_categories<S: AsRef<str>>(
+        mut self,
+        categories: impl IntoIterator<Item = S>,
+    ) -> Result<Exclusions, InvalidExclusion> {
+        for (at, name) in categories.into_iter().enumerate() {
+            let name = name.as_ref();
+            let category = if name == CUSTOM_CATEGORY_A {
+                ExcludedCategory::Custom
+            } else {
+                ExcludedCategory::Listed(category_named(name).ok_or_else(|| {
+                    InvalidExclusion(format!(
+                        "exclude: categories[{at}]: `{name}` is not a category \
+                         (browser-extension, third-party-script, bot-traffic, network-issue, \
+                         known-library, other, custom, or Variant B's spelling of one)"
+                    ))
+                })?)
+            };
+            self.categories.push(category);
+        }
+        Ok(self)
+    }
+
+    /// Whether nothing is excluded.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty() && self.categories.is_empty()
+    }
+
+    /// Whether `pattern` is left out.
+    pub fn excludes(&self, pattern: &MatcherPattern) -> bool {
+        if self.ids.contains(&pattern.id) {
+            return true;
+        }
+        let category = if pattern.category == CUSTOM_CATEGORY_A {
+            Some(ExcludedCategory::Custom)
+        } else {
+            category_named(&pattern.category).map(ExcludedCategory::Listed)
+        };
+        category.is_some_and(|c| self.categories.contains(&c))
+    }
+}
+
+/// The category spelled `name` in either variant.
+fn category_named(name: &str) -> Option<Category> {
+    Variant::ALL
+        .into_iter()
+        .find_map(|variant| Category::parse(name, variant))
+}
+
+impl Matcher {
+    /// The built-in catalog at or above `min_confidence`, without the
+    /// patterns `exclusions` leaves out: as quick to build as
+    /// [`Matcher::builtin`] (the built-in regexes are recognised by their
+    /// text and take what `build.rs` prepared).
+    pub fn builtin_excluding(min_confidence: f64, exclusions: &Exclusions) -> Matcher {
+        let kept: Vec<MatcherPattern> = catalog::patterns()
+            .iter()
+            .filter(|p| p.confidence >= min_confidence)
+            .map(MatcherPattern::from)
+            .filter(|p| !exclusions.excludes(p))
+            .collect();
+        // A `Vec`, as the other callers pass: `Matcher::new` is generic over
+        // its iterator, and each other iterator type is another copy of it.
+        Matcher::new(kept).expect("the catalog is validated at build time")
+    }
+
+    /// This matcher without the patterns `exclusions` leaves out.
+    pub fn excluding(&self, exclusions: &Exclusions) -> Matcher {
+        let kept: Vec<MatcherPattern> = self
+            .patterns()
+            .iter()
+            .filter(|p| !exclusions.excludes(p))
+            .cloned()
+            .collect();
+        Matcher::new(kept).expect("a subset of patterns that compiled compiles")
+    }
+}
