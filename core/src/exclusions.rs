@@ -12,8 +12,8 @@
 //! know, and leaving out an id no pattern has leaves the set as it is.
 
 use crate::catalog;
-use crate::matcher::{Matcher, MatcherPattern};
-use crate::pattern::{CUSTOM_CATEGORY_A, Category, Variant};
+use crate::matcher::Matcher;
+use crate::pattern::{CUSTOM_CATEGORY_A, Category, MatcherPattern, Variant};
 
 /// Patterns to leave out of a matcher: by id, by category.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -117,7 +117,7 @@ impl Matcher {
     /// [`Matcher::builtin`] (the built-in regexes are recognised by their
     /// text and take what `build.rs` prepared).
     pub fn builtin_excluding(min_confidence: f64, exclusions: &Exclusions) -> Matcher {
-        let kept: Vec<MatcherPattern> = catalog::patterns()
+        let kept: Vec<MatcherPattern> = catalog::builtin_patterns()
             .iter()
             .filter(|p| p.confidence >= min_confidence)
             .map(MatcherPattern::from)
