@@ -12,7 +12,6 @@
 #[cfg(feature = "endpoint")]
 use std::borrow::Cow;
 
-#[cfg(feature = "endpoint")]
 use crate::pattern::{Category, Kind, MatcherPattern, Variant};
 use crate::tags::Tags;
 
