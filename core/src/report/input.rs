@@ -282,6 +282,17 @@ impl Splitter {
                     b',' if self.depth == 1 => {}
                     b'[' if self.depth == 0 => self.depth = 1,
                     b']' if self.depth == 1 => self.depth = 0,
+                    b'{' if self.depth == 0 => {
+                        self.begin_record(b);
+                        from = Some(i);
+                    }
+                    // Between objects, something that opens none: this
+                    // line is no record; the next one may be.
+                    _ if self.depth == 0 => {
+                        self.record_line = self.line;
+                        self.broken(found, "not JSON: a line that opens no object");
+                        self.resync = Resync::ToLineEnd;
+                    }
                     _ => {
                         self.begin_record(b);
                         from = Some(i);

@@ -436,6 +436,24 @@ pub fn candidate(text: &str, index: usize) -> Result<MatcherPattern, String> {
     })
 }
 
+/// The texts the report reads from one JSON record of an export (a Sentry
+/// event of either shape, or the matcher's event): `Ok(None)` for an event
+/// it does not count (a transaction), `Err` for a malformed record. The
+/// Sentry shapes follow docs/CONTRACT.md ("Reading a tracker's event"), as
+/// npm's `toEvent` and Python's `to_event` do.
+pub fn read_event(json: &[u8]) -> Result<Option<crate::Event>, String> {
+    match read::record(json) {
+        Ok(read::Read::Event(_, e)) => Ok(Some(crate::Event {
+            exception_type: e.exception_type.map(|t| t.into_owned()),
+            message: e.message.map(|m| m.into_owned()),
+            frames: e.frames.into_iter().map(|f| f.into_owned()).collect(),
+            user_agent: e.user_agent.map(|u| u.into_owned()),
+        })),
+        Ok(read::Read::Skipped(_)) => Ok(None),
+        Ok(read::Read::Malformed(why)) | Err((why, _)) => Err(why),
+    }
+}
+
 impl Plan {
     /// The report this plan runs, over the built-in catalog or `list` (the
     /// bytes of `--patterns FILE`, or the body `--url` answered).
