@@ -87,6 +87,18 @@ pub(crate) struct Splitter {
     bytes: u64,
 }
 
+/// Why [`Splitter::scan_inside`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    ChunkEnd,
+    /// The record's closing bracket.
+    End,
+    /// A line break outside strings.
+    LineBreak,
+    /// A line break inside a string: JSON has none there.
+    LineBreakInString,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Resync {
     No,
@@ -160,7 +172,7 @@ impl Splitter {
             Mode::Json => {
                 if self.in_record {
                     if self.scalar && !self.in_string {
-                        self.end_record(found);
+                        self.end_record(found, None);
                     } else {
                         let line = self.record_line;
                         self.drop_record();
@@ -249,6 +261,24 @@ impl Splitter {
                 }
             };
         }
+        // Ends the current record at `to`: a record wholly inside this
+        // chunk is handed over where it lies, without a copy.
+        macro_rules! end_at {
+            ($to:expr) => {{
+                let to = $to;
+                match from.take() {
+                    Some(f) if self.record.is_empty() && !self.oversized => {
+                        self.end_record(found, Some(&chunk[f..to]));
+                    }
+                    other => {
+                        if let Some(f) = other {
+                            self.keep(&chunk[f..to]);
+                        }
+                        self.end_record(found, None);
+                    }
+                }
+            }};
+        }
         while i < chunk.len() {
             let b = chunk[i];
             if self.resync != Resync::No {
@@ -301,7 +331,45 @@ impl Splitter {
                 i += 1;
                 continue;
             }
-            // Inside a record.
+            if !self.scalar {
+                // An object or array: its bytes, fast.
+                let (at, stop) = self.scan_inside(chunk, i);
+                match stop {
+                    Stop::ChunkEnd => i = at,
+                    Stop::End => {
+                        if self.layout == Layout::Unknown && self.base == 0 {
+                            self.layout = if self.line == self.record_line {
+                                Layout::Lines
+                            } else {
+                                Layout::Pretty
+                            };
+                        }
+                        end_at!(at);
+                        i = at;
+                    }
+                    Stop::LineBreak => {
+                        if self.layout == Layout::Lines && self.base == 0 {
+                            keep!(at);
+                            self.broken(
+                                found,
+                                "the line ends inside this record (a truncated line?)",
+                            );
+                            self.resync = Resync::LineStart;
+                        }
+                        self.line += 1;
+                        i = at + 1;
+                    }
+                    Stop::LineBreakInString => {
+                        keep!(at);
+                        self.broken(found, "a line break inside a string (a truncated record?)");
+                        self.line += 1;
+                        self.resync = Resync::LineStart;
+                        i = at + 1;
+                    }
+                }
+                continue;
+            }
+            // A scalar (an array's number or string): read byte by byte.
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -309,10 +377,7 @@ impl Splitter {
                     self.escaped = true;
                 } else if b == b'"' {
                     self.in_string = false;
-                    if self.scalar {
-                        keep!(i + 1);
-                        self.end_record(found);
-                    }
+                    end_at!(i + 1);
                 } else if b == b'\n' {
                     keep!(i);
                     self.broken(found, "a line break inside a string (a truncated record?)");
@@ -322,55 +387,71 @@ impl Splitter {
                 i += 1;
                 continue;
             }
-            if self.scalar {
-                if matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
-                    keep!(i);
-                    self.end_record(found);
-                    // The delimiter is read again, outside the record.
-                    continue;
-                }
-                i += 1;
+            if matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
+                end_at!(i);
+                // The delimiter is read again, outside the record.
                 continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
-                    self.depth -= 1;
-                    if self.depth == self.base {
-                        keep!(i + 1);
-                        if self.layout == Layout::Unknown && self.base == 0 {
-                            self.layout = if self.line == self.record_line {
-                                Layout::Lines
-                            } else {
-                                Layout::Pretty
-                            };
-                        }
-                        self.end_record(found);
-                        i += 1;
-                        continue;
-                    }
-                }
-                b'\n' => {
-                    if self.layout == Layout::Lines && self.base == 0 {
-                        keep!(i);
-                        self.broken(
-                            found,
-                            "the line ends inside this record (a truncated line?)",
-                        );
-                        self.line += 1;
-                        self.resync = Resync::LineStart;
-                        i += 1;
-                        continue;
-                    }
-                    self.line += 1;
-                }
-                _ => {}
             }
             i += 1;
         }
         keep!(chunk.len());
         i
+    }
+
+    /// Scans the inside of an object or array record from `i`, its state in
+    /// locals: most of an export's bytes are inside strings, skipped to the
+    /// next byte that can end one at `memchr`'s speed. Returns where it
+    /// stopped and why (the index is past the record's last byte for
+    /// [`Stop::End`], at the line break for the others).
+    fn scan_inside(&mut self, chunk: &[u8], mut i: usize) -> (usize, Stop) {
+        let (mut depth, base) = (self.depth, self.base);
+        let (mut in_string, mut escaped) = (self.in_string, self.escaped);
+        let stop = loop {
+            if i >= chunk.len() {
+                break Stop::ChunkEnd;
+            }
+            if in_string {
+                if escaped {
+                    escaped = false;
+                    i += 1;
+                    continue;
+                }
+                match memchr::memchr3(b'"', b'\\', b'\n', &chunk[i..]) {
+                    None => {
+                        i = chunk.len();
+                        break Stop::ChunkEnd;
+                    }
+                    Some(n) => {
+                        i += n;
+                        match chunk[i] {
+                            b'"' => in_string = false,
+                            b'\\' => escaped = true,
+                            _ => break Stop::LineBreakInString,
+                        }
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            match chunk[i] {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == base {
+                        i += 1;
+                        break Stop::End;
+                    }
+                }
+                b'\n' => break Stop::LineBreak,
+                _ => {}
+            }
+            i += 1;
+        };
+        self.depth = depth;
+        self.in_string = in_string;
+        self.escaped = escaped;
+        (i, stop)
     }
 
     fn begin_record(&mut self, first: u8) {
@@ -403,11 +484,16 @@ impl Splitter {
         self.record.extend_from_slice(bytes);
     }
 
-    fn end_record(&mut self, found: &mut dyn FnMut(Found<'_>)) {
+    /// Hands over the record: `here`, when it lies whole in the chunk, else
+    /// what was kept.
+    fn end_record(&mut self, found: &mut dyn FnMut(Found<'_>), here: Option<&[u8]>) {
         self.in_record = false;
         self.in_string = false;
         self.scalar = false;
         let line = self.record_line;
+        if here.is_some_and(|h| h.len() > MAX_RECORD_BYTES) {
+            self.oversized = true;
+        }
         if self.oversized {
             self.oversized = false;
             found(Found::Broken {
@@ -416,7 +502,7 @@ impl Splitter {
             });
         } else {
             found(Found::Json {
-                bytes: &self.record,
+                bytes: here.unwrap_or(&self.record),
                 line,
             });
         }
