@@ -50,6 +50,7 @@ h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 8px;border-bott
 .card .big{font-size:30px;font-weight:650;color:var(--noise)}
 .card .na{font-size:15px;color:var(--muted)}
 table{border-collapse:collapse;width:100%;margin:8px 0}
+td{overflow-wrap:anywhere}
 th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.sortable th{cursor:pointer;user-select:none;white-space:nowrap}
@@ -420,7 +421,7 @@ fn unmatched(h: &mut String, s: &Summary) {
     h.push_str(
         "<table class=\"sortable\" id=\"table-unmatched\"><thead><tr><th class=\"n\">rank</th><th>message</th>\
          <th class=\"n\">events</th><th class=\"n\">users</th><th>suggested pattern</th>\
-         <th class=\"n\">it would add</th><th class=\"n\">already noise</th></tr></thead><tbody>",
+         <th class=\"n\">it would add</th></tr></thead><tbody>",
     );
     for m in &u.top {
         let (uv, ut) = opt(m.users, m.estimated);
@@ -429,30 +430,27 @@ fn unmatched(h: &mut String, s: &Summary) {
         } else {
             &m.message
         };
-        let (pattern, adds, already, adds_v, already_v) = match &m.suggestion {
+        let (pattern, adds, adds_v) = match &m.suggestion {
             Some(sg) => {
                 let kind = if sg.kind == "regex" { "re:" } else { "" };
                 (
                     format!("<code>{kind}{}</code>", esc(&sg.pattern)),
                     format!(
-                        "{} events{}",
+                        "{} events{}<br><span class=\"muted\">{} already noise</span>",
                         count(sg.adds),
                         sg.users.map_or(String::new(), |u| format!(
                             ", {}{} users",
                             if sg.estimated { "≈" } else { "" },
                             count(u)
-                        ))
+                        )),
+                        count(sg.already_noise)
                     ),
-                    count(sg.already_noise),
                     sg.adds.to_string(),
-                    sg.already_noise.to_string(),
                 )
             }
             None => (
                 "<span class=\"muted\">none</span>".to_owned(),
                 "-".to_owned(),
-                "-".to_owned(),
-                "-1".to_owned(),
                 "-1".to_owned(),
             ),
         };
@@ -461,7 +459,7 @@ fn unmatched(h: &mut String, s: &Summary) {
             "<tr><td class=\"n\" data-v=\"{}\">{}</td><td><span class=\"mono\">{}</span><br>\
              <span class=\"muted\">e.g. {}</span></td><td class=\"n\" data-v=\"{}\">{}</td>\
              <td class=\"n\" data-v=\"{uv}\">{ut}</td><td>{pattern}</td>\
-             <td class=\"n\" data-v=\"{adds_v}\">{adds}</td><td class=\"n\" data-v=\"{already_v}\">{already}</td></tr>",
+             <td class=\"n\" data-v=\"{adds_v}\">{adds}</td></tr>",
             m.rank,
             m.rank,
             esc(message),
