@@ -3,7 +3,7 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test` and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite), `tsc` |
+//! | `test` | `build`, the native oracle, the Rust binary `noise-filter` (the report's parity test runs both commands), `npm pack`, installs the tarball into `npm/test` and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`; the report against the Rust binary's: `node/report.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite; the report's page: `browser/report.test.mjs`), `tsc` |
 //! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` and the catalog's regexes in V8 on long texts, `npm/test/bench/regex.mjs` |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
@@ -54,6 +54,7 @@ const SOURCES: &[&str] = &[
     "matcher-browser.js",
     "matcher-workerd.js",
     "matcher-init.js",
+    "cli.js",
     "index.d.ts",
     "init.d.ts",
     "matcher.d.ts",
@@ -344,6 +345,13 @@ fn report_sizes(npm: &Path, wasms: &[(String, PathBuf, PathBuf)]) -> Result {
 fn oracle(npm: &Path) -> Result {
     let fixtures = util::root().join(crate::embed::PARITY_FIXTURES);
     copy(&fixtures, &npm.join("pkg").join("requests.json"))?;
+    // The report's templates in Sentry's shapes (core/tests/report/).
+    let report = util::root().join("core").join("tests").join("report");
+    let into = npm.join("pkg").join("report");
+    reset_dir(&into)?;
+    for name in ["sentry-api-event.json", "sentry-event.json"] {
+        copy(&report.join(name), &into.join(name))?;
+    }
     let out = npm.join("pkg").join("oracle.json");
     let file =
         std::fs::File::create(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -472,23 +480,42 @@ fn package_version(npm: &Path) -> Result<String> {
     Ok(version.to_owned())
 }
 
+/// The Rust binary `noise-filter` (dev profile), which the report's parity
+/// test runs beside the npm command: built here (incrementally; CI's native
+/// tests built its dependencies already).
+fn rust_binary() -> Result<PathBuf> {
+    util::run(util::cargo().args([
+        "build",
+        "--quiet",
+        "--package",
+        "noise-filter-host",
+        "--bin",
+        "noise-filter",
+    ]))?;
+    Ok(util::target_dir().join("debug").join("noise-filter"))
+}
+
 /// `build`, then every suite against the installed package.
 fn test(abort: ImmediateAbort) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
+    let binary = rust_binary()?;
     let tests = install_into_tests(&npm)?;
     let suites: Vec<(&str, Command)> = vec![
         ("node", {
             let mut c = Command::new("node");
-            c.current_dir(&tests).args([
-                "--test",
-                "node/suite.test.mjs",
-                "node/node.test.mjs",
-                "node/readme.test.mjs",
-                "node/client.test.mjs",
-                "node/sentry.test.mjs",
-                "node/redos.test.mjs",
-            ]);
+            c.current_dir(&tests)
+                .args([
+                    "--test",
+                    "node/suite.test.mjs",
+                    "node/node.test.mjs",
+                    "node/readme.test.mjs",
+                    "node/client.test.mjs",
+                    "node/sentry.test.mjs",
+                    "node/redos.test.mjs",
+                    "node/report.test.mjs",
+                ])
+                .env("NOISE_FILTER_BIN", &binary);
             // The 200 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.
             if abort == ImmediateAbort::Nightly {
@@ -528,7 +555,11 @@ fn test(abort: ImmediateAbort) -> Result {
         ("chromium", {
             let mut c = Command::new("node");
             c.current_dir(&tests)
-                .args(["--test", "browser/browser.test.mjs"])
+                .args([
+                    "--test",
+                    "browser/browser.test.mjs",
+                    "browser/report.test.mjs",
+                ])
                 .env("CHROMIUM", CHROMIUM);
             c
         }),
