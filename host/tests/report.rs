@@ -284,3 +284,77 @@ fn refusals_fail_with_the_reason() {
     let help = ok(&report(&["--help"], None, &[]));
     assert!(help.starts_with("Usage: noise-filter report"));
 }
+
+/// Events as Sentry's API returns them, in the shape of its own example
+/// (`core/tests/report/sentry-api-event.json`), with these messages.
+fn api_export(messages: &[&str]) -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../core/tests/report/sentry-api-event.json"
+    );
+    let template: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events: Vec<serde_json::Value> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, message)| {
+            let mut v = template.clone();
+            v["eventID"] = serde_json::json!(format!("{i:032x}"));
+            v["groupID"] = serde_json::json!(format!("{}", 100 + i % 3));
+            v["user"]["id"] = serde_json::json!(format!("{i}"));
+            let (kind, value) = message.split_once(": ").unwrap();
+            v["entries"][0]["data"]["values"][0]["type"] = serde_json::json!(kind);
+            v["entries"][0]["data"]["values"][0]["value"] = serde_json::json!(value);
+            v
+        })
+        .collect();
+    serde_json::to_string(&events).unwrap()
+}
+
+#[test]
+fn the_readmes_commands_run() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let section = &readme[readme.find("## The noise report").unwrap()..];
+    let start = section.find("```sh\n").unwrap() + "```sh\n".len();
+    let script = &section[start..start + section[start..].find("```").unwrap()];
+    assert!(
+        script.contains("noise-filter report events.json"),
+        "{script}"
+    );
+    let dir = TempDir::new("report-readme");
+    let export = api_export(&[
+        "Error: ResizeObserver loop limit exceeded",
+        "Error: Checkout failed for order 1234",
+        "Error: Checkout failed for order 77",
+        "Error: Checkout failed for order 5",
+        "Error: Payment declined for card 4242",
+        "Error: Payment declined for card 1881",
+    ]);
+    std::fs::write(dir.path().join("events.json"), export).unwrap();
+    let path = format!(
+        "{}:{}",
+        host_bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .args(["-e", "-c", script])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Checkout failed for order <n>"), "{stdout}");
+    assert!(
+        stdout.contains("imported 2 patterns into account acme"),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(page.contains("Suspected false positives"));
+}
