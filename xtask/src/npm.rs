@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
 //! | `test` | `build`, the native oracle, the Rust binary `noise-filter` (the report's parity test runs both commands), `npm pack`, installs the tarball into `npm/test` and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`; the report against the Rust binary's: `node/report.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite; the report's page: `browser/report.test.mjs`), `tsc` |
-//! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` and the catalog's regexes in V8 on long texts, `npm/test/bench/regex.mjs` |
+//! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs`, the catalog's regexes in V8 on long texts (`npm/test/bench/regex.mjs`), and the report over a million events (the core's benchmark writes them and times the native report; `npm/test/bench/report.mjs` times the npm command and the page in Chromium) |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
 //! pinned nightly, `-Z build-std` and `-C panic=immediate-abort`: that is
@@ -579,8 +579,9 @@ fn test(abort: ImmediateAbort) -> Result {
     }
 }
 
-/// `build`, then the matcher benchmark (events from the oracle's output)
-/// and the catalog's regexes in V8.
+/// `build`, then the matcher benchmark (events from the oracle's output),
+/// the catalog's regexes in V8, and the report over a million events
+/// (natively, then the npm command and its page).
 fn bench(abort: ImmediateAbort) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
@@ -588,5 +589,23 @@ fn bench(abort: ImmediateAbort) -> Result {
     for script in ["bench/matcher.mjs", "bench/regex.mjs"] {
         util::run(Command::new("node").current_dir(&tests).arg(script))?;
     }
-    Ok(())
+    // The core's benchmark writes the file (once) and the page.
+    util::run(util::cargo().args([
+        "bench",
+        "--package",
+        "noise-filter-core",
+        "--features",
+        "report",
+        "--bench",
+        "report",
+    ]))?;
+    let dir = util::target_dir().join("report-bench");
+    util::run(
+        Command::new("node")
+            .current_dir(&tests)
+            .arg("bench/report.mjs")
+            .arg(dir.join("sentry-1000000.jsonl"))
+            .arg(dir.join("sentry-1000000.html"))
+            .env("CHROMIUM", CHROMIUM),
+    )
 }
