@@ -416,7 +416,19 @@ impl Splitter {
                     i += 1;
                     continue;
                 }
-                match memchr::memchr3(b'"', b'\\', b'\n', &chunk[i..]) {
+                // Most strings (keys, short values) end within a few bytes:
+                // looked for in place; longer ones with memchr.
+                let near = chunk.len().min(i + 16);
+                let found = match chunk[i..near]
+                    .iter()
+                    .position(|&b| matches!(b, b'"' | b'\\' | b'\n'))
+                {
+                    Some(n) => Some(n),
+                    None => {
+                        memchr::memchr3(b'"', b'\\', b'\n', &chunk[near..]).map(|n| n + near - i)
+                    }
+                };
+                match found {
                     None => {
                         i = chunk.len();
                         break Stop::ChunkEnd;

@@ -166,6 +166,8 @@ fn scan<'t>(message: &'t str, mut emit: impl FnMut(Part<'t>) -> bool) {
         i += 1;
     }
     let mut literal = i;
+    // Most messages hold no URL: then no word is looked at as a scheme.
+    let has_url = b.windows(3).any(|w| w == b"://");
     let flush = |from: usize, to: usize, emit: &mut dyn FnMut(Part<'t>) -> bool| {
         from >= to || emit(Part::Literal(&text[from..to]))
     };
@@ -207,7 +209,8 @@ fn scan<'t>(message: &'t str, mut emit: impl FnMut(Part<'t>) -> bool) {
             continue;
         }
         // A URL: scheme://…
-        if c.is_ascii_alphabetic()
+        if has_url
+            && c.is_ascii_alphabetic()
             && let Some(end) = url_end(b, i)
         {
             if !flush(literal, i, &mut emit) || !emit(Part::Folded(Fold::Url)) {

@@ -273,8 +273,9 @@ macro_rules! lenient {
             $($field: $ty,)*
             /// It was an object.
             present: bool,
-            /// The first key not listed, if any.
-            unknown: Option<String>,
+            /// The first key not listed, if any (borrowed: most keys have
+            /// no escapes, and most objects have such keys).
+            unknown: Option<Cow<'a, str>>,
             _life: std::marker::PhantomData<&'a ()>,
         }
 
@@ -292,9 +293,9 @@ macro_rules! lenient {
                         while let Some(key) = map.next_key::<Key<'de>>()? {
                             match key.0.as_ref() {
                                 $($($key)|+ => out.$field = map.next_value()?,)*
-                                other => {
+                                _ => {
                                     if out.unknown.is_none() {
-                                        out.unknown = Some(other.to_owned());
+                                        out.unknown = Some(key.0);
                                     }
                                     map.next_value::<IgnoredAny>()?;
                                 }
