@@ -14,6 +14,7 @@
 //! chunks through the report, as the CLI does, and prints the time, events
 //! a second and the process's peak resident memory (`VmHWM`). The npm
 //! command's figure is taken on the same file (`npm/test/bench/report.mjs`).
+#![allow(clippy::unwrap_used)] // a benchmark states its expectations by unwrapping
 
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -88,7 +89,7 @@ const CHROME: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.
 fn write_event(out: &mut impl Write, i: u64, rng: &mut Rng) -> std::io::Result<()> {
     let at = 1_790_000_000 + rng.below(DAYS * 86_400);
     let user = rng.below(USERS);
-    let (kind, value, frame, agent) = if i % 3 == 0 {
+    let (kind, value, frame, agent) = if i.is_multiple_of(3) {
         let (m, f, ua) = NOISE[rng.below(NOISE.len() as u64) as usize];
         (
             "TypeError".to_owned(),
