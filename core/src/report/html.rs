@@ -105,6 +105,19 @@ fn esc(text: &str) -> String {
     out
 }
 
+/// `text` escaped, its `backquoted` parts as code.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", esc(part));
+        } else {
+            out.push_str(&esc(part));
+        }
+    }
+    out
+}
+
 fn header(h: &mut String, s: &Summary) {
     let _ = writeln!(
         h,
@@ -119,7 +132,7 @@ fn header(h: &mut String, s: &Summary) {
     if !s.missing.is_empty() {
         h.push_str("<div class=\"note\"><strong>Not computed:</strong><ul>");
         for why in &s.missing {
-            let _ = write!(h, "<li>{}</li>", esc(why));
+            let _ = write!(h, "<li>{}</li>", code_spans(why));
         }
         h.push_str("</ul></div>\n");
     }
