@@ -66,6 +66,9 @@
 //!   tests, benchmarks and the parity oracle; no shell serves from it.
 //! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
 //!   keys and custom patterns, with [`NewPattern`] and [`CustomPattern`].
+//! - **The noise report** (feature `report`, off by default): [`report`],
+//!   an export of events read, matched and summed up, with every output of
+//!   the `report` command.
 
 #![warn(missing_docs)]
 
@@ -95,6 +98,8 @@ mod pattern;
 pub mod pattern_list;
 #[cfg(feature = "endpoint")]
 mod rate;
+#[cfg(feature = "report")]
+pub mod report;
 #[cfg(feature = "endpoint")]
 mod respond;
 #[cfg(feature = "endpoint")]

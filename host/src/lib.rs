@@ -16,6 +16,8 @@
 //! - [`logs`]: `tracing` lines to stderr, written in batches.
 //! - [`admin`]: keys and custom patterns on those stores, as the core
 //!   decides them.
+//! - [`report`]: `noise-filter report`, the noise report over an export
+//!   (reading, fetching the list, writing what the core renders).
 
 pub mod admin;
 pub mod connections;
@@ -24,5 +26,6 @@ pub mod logs;
 pub mod metrics;
 pub mod ops;
 pub mod refusal;
+pub mod report;
 pub mod serve;
 pub mod store;

@@ -11,6 +11,7 @@
 //! noise-filter patterns list --account acme
 //! noise-filter patterns remove --account acme <id>
 //! noise-filter patterns import --account acme patterns.json
+//! noise-filter report events.jsonl.gz [--html report.html] …
 //! ```
 //!
 //! Every command works on the same store, chosen with `--state-dir`,
@@ -122,6 +123,14 @@ enum Command {
     /// Add, list, remove and import an account's custom patterns.
     #[command(subcommand)]
     Patterns(PatternsCommand),
+    /// Read an export of events: how much is noise, per pattern, what no
+    /// pattern catches (`report --help`).
+    #[command(disable_help_flag = true)]
+    Report {
+        /// The report's arguments, read by the core (src/report.rs).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -298,6 +307,10 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    // The report reads a file: no store is opened for it.
+    if let Command::Report { args } = &cli.command {
+        return noise_filter_host::report::run(args).await;
+    }
     let state_dir = cli
         .store
         .state_dir
@@ -406,6 +419,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("removed {id} from account {account}");
             Ok(())
         }
+        Command::Report { .. } => unreachable!("run above"),
         Command::Patterns(PatternsCommand::Import { account, file }) => {
             let news = admin::read_import(&file)?;
             let count = news.len();

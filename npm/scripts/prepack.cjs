@@ -6,7 +6,7 @@
 //   node scripts/prepack.cjs --list   print every file the package must hold
 //
 // The list is read from package.json itself: every file its `exports`,
-// `types` and `sideEffects` name, every module those import (relative
+// `types`, `sideEffects` and `bin` name, every module those import (relative
 // `import`/`export ... from` and `new URL('./…', import.meta.url)`, followed
 // through the built files), plus the README, LICENSE and CHANGELOG.
 // `cargo xtask npm test` compares it with what `npm pack` packed.
@@ -24,7 +24,7 @@ function targets(value, out) {
   return out;
 }
 
-const required = targets([manifest.exports, manifest.types, manifest.sideEffects], new Set());
+const required = targets([manifest.exports, manifest.types, manifest.sideEffects, manifest.bin], new Set());
 for (const file of ["README.md", "LICENSE", "CHANGELOG.md", "package.json"]) required.add(file);
 
 // What a built module loads by a relative path.

@@ -18,6 +18,9 @@
 //!   resumes the step with the answer, until the step is a response.
 //! - Store helpers (`handler`: [`new_key`], [`add_custom_patterns`], …): make the
 //!   records the core reads, with the core's own types and validation.
+//! - The noise report (`handler`: [`JsReportPlan`], [`JsReport`]): the
+//!   core's `report` for `npx noise-filter report`, fed the export's bytes
+//!   in chunks.
 //! - [`JsMatcher`]: the core's [`Matcher`], the same exports in both wasms.
 //!   A verdict crosses the boundary as a flat `Uint32Array` (pattern index,
 //!   [`TextCode`]) so that classifying an event costs a few strings in and a
@@ -36,6 +39,10 @@ use wasm_bindgen::prelude::*;
 mod handler;
 #[cfg(feature = "handler")]
 pub use handler::*;
+#[cfg(feature = "handler")]
+mod report;
+#[cfg(feature = "handler")]
+pub use report::*;
 
 fn error(message: impl std::fmt::Display) -> JsError {
     JsError::new(&message.to_string())

@@ -15,6 +15,8 @@
 //! 3. the Spin component (the host's integration tests serve it);
 //! 4. every native test of the workspace (core, host, wasm binding, xtask);
 //!    the host's include the component under real `spin up` (`host/tests/spin.rs`);
+//!    the core's have its `report` feature (the host's binary needs it), so
+//!    the report's tests run here (`core/tests/report.rs`, `host/tests/report.rs`);
 //! 5. the Spin component's glue, natively; the core's tests again with the
 //!    feature sets the npm wasms use (without default features: the
 //!    matcher-only core; with `endpoint` only: the catalog rendered at
@@ -29,8 +31,9 @@
 //!    the host binary the native tests built;
 //! 9. the npm package: build (its matcher-only wasm with the pinned nightly
 //!    the xtask installs), then its suites in Node (with the ReDoS checker
-//!    `recheck` over the catalog's and sample custom regexes), Bun, Deno,
-//!    workerd and Chromium, tsc 5.9, 6.0 and 7.0 on its types and the
+//!    `recheck` over the catalog's and sample custom regexes, and the report
+//!    command against the Rust binary's), Bun, Deno, workerd and Chromium
+//!    (the report's page too), tsc 5.9, 6.0 and 7.0 on its types and the
 //!    README's snippets, and nginx in front of the host binary the native
 //!    tests built (a public site's proxy: required here, not skipped);
 //! 10. the fuzz targets, 30 s each from an empty corpus (`cargo xtask fuzz`,
@@ -128,7 +131,15 @@ pub(crate) fn run(_args: &[String]) -> Result {
                 target,
             ]))?;
         }
-        util::run(util::cargo().args(["bench", "-p", "noise-filter-core", "--no-run"]))
+        // With the report, so its million-event benchmark compiles too.
+        util::run(util::cargo().args([
+            "bench",
+            "-p",
+            "noise-filter-core",
+            "--features",
+            "report",
+            "--no-run",
+        ]))
     })?;
     stage("embeddable component, python package", &|| {
         crate::embed::test(crate::embed::Host::Required)

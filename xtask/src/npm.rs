@@ -3,8 +3,8 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, `npm pack`, installs the tarball into `npm/test`, writes the README's snippets (from the README itself) and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite), nginx in front of the host binary when one is built (`--require-host`: must be), `tsc` 5.9, 6.0 and 7.0 |
-//! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs` and the catalog's regexes in V8 on long texts, `npm/test/bench/regex.mjs` |
+//! | `test` | `build`, the native oracle, the Rust binary `noise-filter` (the report's parity test runs both commands), `npm pack`, installs the tarball into `npm/test`, writes the README's snippets (from the README itself) and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`; the report against the Rust binary's: `node/report.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite; the report's page: `browser/report.test.mjs`), nginx in front of the host binary when one is built (`--require-host`: must be), `tsc` 5.9, 6.0 and 7.0 |
+//! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs`, the catalog's regexes in V8 on long texts (`npm/test/bench/regex.mjs`), and the report over a million events (the core's benchmark writes them and times the native report; `npm/test/bench/report.mjs` times the npm command and the page in Chromium) |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
 //! pinned nightly, `-Z build-std` and `-C panic=immediate-abort`: that is
@@ -56,6 +56,7 @@ const SOURCES: &[&str] = &[
     "matcher-browser.js",
     "matcher-workerd.js",
     "matcher-init.js",
+    "cli.js",
     "index.d.ts",
     "init.d.ts",
     "matcher.d.ts",
@@ -371,6 +372,13 @@ fn report_sizes(npm: &Path, wasms: &[(String, PathBuf, PathBuf)]) -> Result {
 fn oracle(npm: &Path) -> Result {
     let fixtures = util::root().join(crate::embed::PARITY_FIXTURES);
     copy(&fixtures, &npm.join("pkg").join("requests.json"))?;
+    // The report's templates in Sentry's shapes (core/tests/report/).
+    let report = util::root().join("core").join("tests").join("report");
+    let into = npm.join("pkg").join("report");
+    reset_dir(&into)?;
+    for name in ["sentry-api-event.json", "sentry-event.json"] {
+        copy(&report.join(name), &into.join(name))?;
+    }
     let out = npm.join("pkg").join("oracle.json");
     let file =
         std::fs::File::create(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -499,10 +507,26 @@ fn package_version(npm: &Path) -> Result<String> {
     Ok(version.to_owned())
 }
 
+/// The Rust binary `noise-filter` (dev profile), which the report's parity
+/// test runs beside the npm command: built here (incrementally; CI's native
+/// tests built its dependencies already).
+fn rust_binary() -> Result<PathBuf> {
+    util::run(util::cargo().args([
+        "build",
+        "--quiet",
+        "--package",
+        "noise-filter-host",
+        "--bin",
+        "noise-filter",
+    ]))?;
+    Ok(util::target_dir().join("debug").join("noise-filter"))
+}
+
 /// `build`, then every suite against the installed package.
 fn test(abort: ImmediateAbort, host: Host) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
+    let binary = rust_binary()?;
     let tests = install_into_tests(&npm)?;
     // The README snippets, from the README files themselves, where the
     // suites below (tsc included) find them.
@@ -514,18 +538,21 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
     let mut suites: Vec<(&str, Command)> = vec![
         ("node", {
             let mut c = Command::new("node");
-            c.current_dir(&tests).args([
-                "--test",
-                "node/suite.test.mjs",
-                "node/node.test.mjs",
-                "node/readme.test.mjs",
-                "node/client.test.mjs",
-                "node/sentry.test.mjs",
-                "node/redos.test.mjs",
-                // The catalog's bot patterns against isbot, from the registry.
-                "node/bots.test.mjs",
-                "node/failsoft.test.mjs",
-            ]);
+            c.current_dir(&tests)
+                .args([
+                    "--test",
+                    "node/suite.test.mjs",
+                    "node/node.test.mjs",
+                    "node/readme.test.mjs",
+                    "node/client.test.mjs",
+                    "node/sentry.test.mjs",
+                    "node/redos.test.mjs",
+                    // The catalog's bot patterns against isbot, from the registry.
+                    "node/bots.test.mjs",
+                    "node/failsoft.test.mjs",
+                    "node/report.test.mjs",
+                ])
+                .env("NOISE_FILTER_BIN", &binary);
             // The 200 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.
             if abort == ImmediateAbort::Nightly {
@@ -564,6 +591,7 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
                     "--test",
                     "browser/browser.test.mjs",
                     "browser/pages.test.mjs",
+                    "browser/report.test.mjs",
                 ])
                 .env("CHROMIUM", CHROMIUM);
             c
@@ -629,8 +657,9 @@ fn proxy_suite(tests: &Path, host: Host) -> Result<Option<Command>> {
     Ok(Some(c))
 }
 
-/// `build`, then the matcher benchmark (events from the oracle's output)
-/// and the catalog's regexes in V8.
+/// `build`, then the matcher benchmark (events from the oracle's output),
+/// the catalog's regexes in V8, and the report over a million events
+/// (natively, then the npm command and its page).
 fn bench(abort: ImmediateAbort) -> Result {
     let npm = build_package(abort)?;
     oracle(&npm)?;
@@ -638,5 +667,23 @@ fn bench(abort: ImmediateAbort) -> Result {
     for script in ["bench/matcher.mjs", "bench/regex.mjs"] {
         util::run(Command::new("node").current_dir(&tests).arg(script))?;
     }
-    Ok(())
+    // The core's benchmark writes the file (once) and the page.
+    util::run(util::cargo().args([
+        "bench",
+        "--package",
+        "noise-filter-core",
+        "--features",
+        "report",
+        "--bench",
+        "report",
+    ]))?;
+    let dir = util::target_dir().join("report-bench");
+    util::run(
+        Command::new("node")
+            .current_dir(&tests)
+            .arg("bench/report.mjs")
+            .arg(dir.join("sentry-1000000.jsonl"))
+            .arg(dir.join("sentry-1000000.html"))
+            .env("CHROMIUM", CHROMIUM),
+    )
 }

@@ -3,10 +3,12 @@
 // here against the installed package as a user would run them. `tsc` checks
 // them too (tsconfig.json, tsconfig.page.json); the page snippets run in
 // Chromium (browser/browser.test.mjs).
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -20,7 +22,7 @@ const redirect = new URL('../readme/redirect.mjs', import.meta.url).pathname;
 
 test('every JavaScript and TypeScript block of the READMEs is a named snippet, written as it stands', () => {
   const names = written.map((s) => s.name).sort();
-  for (const expected of ['matcher.mjs', 'client.mjs', 'sentry-node.ts', 'sentry.page.ts', 'e2e.page.ts', 'bundled.page.ts', 'fetch-filters.sh']) {
+  for (const expected of ['matcher.mjs', 'client.mjs', 'sentry-node.ts', 'sentry.page.ts', 'e2e.page.ts', 'bundled.page.ts', 'fetch-filters.sh', 'report.sh']) {
     assert.ok(names.includes(expected), `${expected} among ${names.join(', ')}`);
   }
   for (const { name, text } of snippets()) assert.equal(readFileSync(new URL(name, SNIPPETS), 'utf8'), text, name);
@@ -125,4 +127,37 @@ test('sentry-node.ts: createBeforeSend as Sentry.init({ dsn, beforeSend }) takes
   } finally {
     sentry.close();
   }
+});
+
+test('report.sh: npx noise-filter report runs as shown', async () => {
+  // An export in Sentry's API shape (core/tests/report/, copied by the xtask).
+  const template = JSON.parse(readFileSync(new URL('../../pkg/report/sentry-api-event.json', import.meta.url), 'utf8'));
+  const messages = ['ResizeObserver loop limit exceeded', ...[1, 2, 3].map((i) => `Cannot read properties of undefined (reading 'field${i}')`)];
+  const events = messages.map((message, i) => {
+    const event = structuredClone(template);
+    event.eventID = String(i).padStart(32, '0');
+    event.entries[0].data.values[0].type = 'TypeError';
+    event.entries[0].data.values[0].value = message;
+    return event;
+  });
+  // Inside the test project, so `npx` finds the installed package there;
+  // offline, so it can never fetch one of that name instead.
+  const cwd = mkdtempSync(join(fileURLToPath(new URL('..', import.meta.url)), '.readme-'));
+  after(() => rmSync(cwd, { recursive: true, force: true }));
+  writeFileSync(join(cwd, 'events.json'), JSON.stringify(events));
+  const child = spawn('sh', ['-e', fileURLToPath(new URL('report.sh', SNIPPETS))], {
+    cwd,
+    env: { ...process.env, npm_config_offline: 'true', npm_config_yes: 'false' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code] = await once(child, 'exit');
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /TypeError: Cannot read properties of undefined \(reading '<value>'\)/);
+  assert.match(stdout, /Candidate patterns/);
+  assert.match(readFileSync(join(cwd, 'report.html'), 'utf8'), /^<!doctype html>/);
+  const emitted = JSON.parse(readFileSync(join(cwd, 'patterns.json'), 'utf8'));
+  assert.equal(emitted[0].type, 'regex');
 });
