@@ -62,7 +62,10 @@
 //!   default): `MemoryStore`, the deterministic in-memory store of the
 //!   tests, benchmarks and the parity oracle; no shell serves from it.
 //! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
-//!   keys and custom patterns, with [`NewPattern`] and [`CustomPattern`].
+//!   keys, custom patterns and exclusions of built-ins, an account's export
+//!   and import, with [`NewPattern`], [`CustomPattern`], [`NewExclusion`],
+//!   [`Exclusion`], [`Excluded`] and [`Until`] (a pattern's or an
+//!   exclusion's end).
 
 #[cfg(feature = "endpoint")]
 pub mod admin;
@@ -75,6 +78,8 @@ mod custom;
 mod error;
 #[cfg(feature = "endpoint")]
 mod exchange;
+#[cfg(feature = "endpoint")]
+mod exclusion;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -96,6 +101,8 @@ mod shape;
 mod store;
 mod syntax;
 #[cfg(feature = "endpoint")]
+mod until;
+#[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod wire;
 
@@ -116,6 +123,7 @@ pub use {
     custom::{CustomPattern, CustomPatterns, NewPattern},
     error::Rejection,
     exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
+    exclusion::{EXCLUSION_KINDS, Excluded, Exclusion, InvalidExclusion, NewExclusion},
     http::{Request, Response},
     params::{DEFAULT_INCLUDE_CUSTOM, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError},
     rate::{
@@ -125,4 +133,5 @@ pub use {
     store::{
         AccountId, Counter, CounterError, KeyRecord, Listing, RecordKey, RecordKind, StoreLabel,
     },
+    until::Until,
 };

@@ -11,6 +11,7 @@ use crate::admin;
 use crate::auth::ApiKey;
 use crate::custom::NewPattern;
 use crate::exchange::{StoreError, SyncStore};
+use crate::exclusion::NewExclusion;
 use crate::rate::UnixMillis;
 use crate::store::{Counter, KeyRecord, RecordKey, StoreLabel};
 
@@ -66,6 +67,29 @@ impl MemoryStore {
         let change = admin::add_patterns(self.value(&record), patterns, now)?;
         self.set(&record, change.value);
         Ok(change.ids)
+    }
+
+    /// With `exclusions` added to `account`'s record.
+    ///
+    /// # Panics
+    /// If the account or an exclusion is refused.
+    pub fn with_exclusions(mut self, account: &str, exclusions: Vec<NewExclusion>) -> MemoryStore {
+        self.add_exclusions(account, exclusions, SEEDED_AT)
+            .unwrap_or_else(|refusal| panic!("{refusal}"));
+        self
+    }
+
+    /// Adds exclusions to an account at `now`, as the admin tool would.
+    pub fn add_exclusions(
+        &mut self,
+        account: &str,
+        exclusions: Vec<NewExclusion>,
+        now: UnixMillis,
+    ) -> Result<(), admin::AdminRefusal> {
+        let record = admin::patterns_record(account)?;
+        let change = admin::add_exclusions(self.value(&record), exclusions, now)?;
+        self.set(&record, change.value);
+        Ok(())
     }
 
     /// Revokes `key` at `now`, as the admin tool would.
