@@ -65,10 +65,14 @@
 //!   keys, custom patterns and exclusions of built-ins, an account's export
 //!   and import, with [`NewPattern`], [`CustomPattern`], [`NewExclusion`],
 //!   [`Exclusion`], [`Excluded`] and [`Until`] (a pattern's or an
-//!   exclusion's end).
+//!   exclusion's end); [`admin_api`]: the admin HTTP API over them, with
+//!   its own steps (read, list, compare-and-swap), off unless a shell hands
+//!   in [`admin_api::AdminTokens`].
 
 #[cfg(feature = "endpoint")]
 pub mod admin;
+#[cfg(feature = "endpoint")]
+pub mod admin_api;
 #[cfg(feature = "endpoint")]
 mod auth;
 mod catalog;
