@@ -44,7 +44,7 @@ use crate::exchange::{StoreError, SyncStore};
 use crate::exclusion::{Exclusion, NewExclusion};
 use crate::http::{Request, Response};
 use crate::rate::UnixMillis;
-use crate::store::{Listing, RecordKey};
+use crate::store::{KeyRecord, Listing, RecordKey};
 use crate::until::Until;
 
 /// Every path that starts with this belongs to the admin API (when it is
@@ -339,6 +339,7 @@ pub fn handle(
         random,
         answers: Vec::new(),
         attempts: 0,
+        tried: None,
     }
     .step()
 }
@@ -716,6 +717,11 @@ struct Call {
     random: [u8; KEY_RANDOM_BYTES],
     answers: Vec<Answer>,
     attempts: u32,
+    /// What the last try wrote in a compare-and-swap that did not report
+    /// success: it may have landed all the same (a store that lost the
+    /// report, as Spin's Redis compare-and-swap does), which the next try
+    /// checks before it changes anything again.
+    tried: Option<Vec<u8>>,
 }
 
 /// Why an operation stopped before its answer.
@@ -724,8 +730,9 @@ enum Flow {
     Need(Need),
     /// The store failed.
     Store,
-    /// A compare-and-swap found the record changed: start over.
-    Changed,
+    /// A compare-and-swap did not report that it wrote this value (the
+    /// record changed, or the report was lost): start over.
+    Changed(Vec<u8>),
     /// Refused.
     Refused(AdminRefusal),
 }
@@ -788,17 +795,26 @@ impl Replay<'_> {
         }
     }
 
-    /// Writes `value` over `expected`, or starts the operation over.
+    /// Writes `value` over `expected`, or starts the operation over. A
+    /// value already there is not written again (a change made twice, or
+    /// one an earlier try made without its report). A swap reported done
+    /// is read back: the store's report is not the only word on it
+    /// (docs/SERVING.md, "Compare-and-swap under Spin").
     fn replace(
         &mut self,
         record: &RecordKey,
         expected: Option<Vec<u8>>,
         value: Vec<u8>,
     ) -> Result<(), Flow> {
-        if self.swap(record, expected, value)? {
+        if expected.as_deref() == Some(value.as_slice()) {
+            return Ok(());
+        }
+        if self.swap(record, expected, value.clone())?
+            && self.get(record)?.as_deref() == Some(value.as_slice())
+        {
             Ok(())
         } else {
-            Err(Flow::Changed)
+            Err(Flow::Changed(value))
         }
     }
 
@@ -838,21 +854,29 @@ impl Call {
                 answers: &self.answers,
                 at: 0,
             };
-            let outcome = perform(&self.operation, &mut replay, self.context.now, &self.random);
+            let outcome = perform(
+                &self.operation,
+                &mut replay,
+                self.context.now,
+                &self.random,
+                self.tried.as_deref(),
+            );
             let need = match outcome {
                 Ok(done) => return self.context.done(done.status, done.body, done.audit),
                 Err(Flow::Refused(refusal)) => {
                     return self.context.refuse(&Refused::Admin(refusal));
                 }
                 Err(Flow::Store) => return self.context.refuse(&Refused::Store),
-                Err(Flow::Changed) => {
+                Err(Flow::Changed(value)) => {
                     self.attempts += 1;
                     if self.attempts >= ATTEMPTS {
                         return self.context.refuse(&Refused::Contended);
                     }
                     // Another admin got in between: everything is read
-                    // again, the change made again from what is there now.
+                    // again, the change made again from what is there now
+                    // (unless this one's landed after all).
                     self.answers.clear();
+                    self.tried = Some(value);
                     continue;
                 }
                 Err(Flow::Need(need)) => need,
@@ -877,12 +901,31 @@ impl Call {
     }
 }
 
-/// One operation, from the top, over the answers so far.
+/// The ids of the patterns an earlier try added (the last `count` of the
+/// record it tried to write), when every one of them is in `current` as it
+/// was written: that try landed, only its report was lost. (Ids are never
+/// given twice, so no other change can have put them there.)
+fn landed_additions(current: Option<&[u8]>, tried: &[u8], count: usize) -> Option<Vec<String>> {
+    let tried = CustomPatterns::decode(tried)?;
+    let current = CustomPatterns::decode(current?)?;
+    let added = &tried.patterns[tried.patterns.len().checked_sub(count)?..];
+    added
+        .iter()
+        .all(|p| current.patterns.contains(p))
+        .then(|| added.iter().map(|p| p.id.clone()).collect())
+}
+
+/// One operation, from the top, over the answers so far; `tried`: what an
+/// earlier try wrote without a report that it landed. A change that may
+/// have landed is checked for before it is made again, so a lost report
+/// never makes it twice (a pattern added twice, a removal refused as of
+/// nothing).
 fn perform(
     operation: &Operation,
     store: &mut Replay<'_>,
     now: UnixMillis,
     random: &[u8; KEY_RANDOM_BYTES],
+    tried: Option<&[u8]>,
 ) -> Result<Done, Flow> {
     let done = |status, body: Vec<u8>, audit: Option<String>| {
         Ok(Done {
@@ -899,17 +942,17 @@ fn perform(
         }
         Operation::CreateKey { account, label } => {
             let made = admin::create_key(random, account, label, now)?;
-            let record = KeyRecordJson::of(&made.record.value);
-            if !store.swap(&made.record.record, None, made.record.value.clone())? {
+            let record = KeyRecord::decode(&made.record.value).ok_or(AdminRefusal::NoSuchKey)?;
+            if !store.swap(&made.record.record, None, made.record.value.clone())?
+                // Not reported written: it is, if its bytes are there.
+                && store.get(&made.record.record)?.as_ref() != Some(&made.record.value)
+            {
                 return Err(AdminRefusal::KeyExists.into());
             }
             let hash = made.key.hash();
             let audit = format!("action=keys.create account={account} key={}", hash.short());
-            done(
-                201,
-                body::created_key(made.key.expose(), hash.as_str(), record),
-                Some(audit),
-            )
+            let created = body::created_key(made.key.expose(), &hash, &record);
+            done(201, created, Some(audit))
         }
         Operation::RevokeKey { prefix } => {
             let search = admin::key_search(prefix)?;
@@ -917,39 +960,63 @@ fn perform(
             let (record, hash) = admin::find_key(search.prefix(), &listed)?;
             let current = store.get(&record)?;
             let revocation = admin::revoke_key(current.as_deref(), now)?;
-            let audit = if revocation.already.is_none() {
+            if revocation.already.is_none() {
                 store.replace(&record, current, revocation.value.clone())?;
-                Some(format!(
+            }
+            // Revoked by this call's earlier try, whose report was lost.
+            let ours = tried.and_then(KeyRecord::decode).and_then(|r| r.revoked);
+            let already = revocation.already.is_some() && revocation.already != ours;
+            let audit = (!already).then(|| {
+                format!(
                     "action=keys.revoke account={} key={}",
                     revocation.account,
                     hash.short()
-                ))
-            } else {
-                None
+                )
+            });
+            let at = revocation
+                .already
+                .clone()
+                .or_else(|| KeyRecord::decode(&revocation.value).and_then(|r| r.revoked));
+            let revoked = body::Revoked {
+                hash: hash.as_str().to_owned(),
+                account: revocation.account.to_string(),
+                revoked: at.unwrap_or_default(),
+                already,
             };
-            done(200, body::revoked(hash.as_str(), &revocation), audit)
+            done(200, body::revoked(&revoked), audit)
         }
         Operation::ListPatterns { account } => {
             let record = admin::patterns_record(account)?;
             let patterns = admin::read_patterns(store.get(&record)?.as_deref())?;
-            done(200, body::patterns(&patterns), None)
+            done(200, body::patterns(&patterns.patterns), None)
         }
         Operation::AddPatterns { account, news } => {
             let record = admin::patterns_record(account)?;
             let current = store.get(&record)?;
-            let added = admin::add_patterns(current.as_deref(), news.clone(), now)?;
-            store.replace(&record, current, added.value)?;
+            let landed = tried.and_then(|t| landed_additions(current.as_deref(), t, news.len()));
+            let ids = match landed {
+                Some(ids) => ids,
+                None => {
+                    let added = admin::add_patterns(current.as_deref(), news.clone(), now)?;
+                    store.replace(&record, current, added.value)?;
+                    added.ids
+                }
+            };
             let audit = format!(
                 "action=patterns.add account={account} ids={}",
-                added.ids.join(",")
+                ids.join(",")
             );
-            done(201, body::added(&added.ids), Some(audit))
+            done(201, body::added(&ids), Some(audit))
         }
         Operation::RemovePattern { account, id } => {
             let record = admin::patterns_record(account)?;
             let current = store.get(&record)?;
-            let value = admin::remove_pattern(current.as_deref(), id, now)?;
-            store.replace(&record, current, value)?;
+            match admin::remove_pattern(current.as_deref(), id, now) {
+                Ok(value) => store.replace(&record, current, value)?,
+                // Gone since the earlier try, whose report was lost.
+                Err(AdminRefusal::NoSuchPattern(_)) if tried.is_some() => {}
+                Err(refusal) => return Err(refusal.into()),
+            }
             let audit = format!("action=patterns.remove account={account} id={id}");
             done(200, body::removed_pattern(id), Some(audit))
         }
@@ -984,8 +1051,17 @@ fn perform(
         } => {
             let record = admin::patterns_record(account)?;
             let current = store.get(&record)?;
-            let (new, excluded) = admin::remove_exclusion(current.as_deref(), kind, value, now)?;
-            store.replace(&record, current, new)?;
+            let excluded = match admin::remove_exclusion(current.as_deref(), kind, value, now) {
+                Ok((new, excluded)) => {
+                    store.replace(&record, current, new)?;
+                    excluded
+                }
+                // Gone since the earlier try, whose report was lost.
+                Err(AdminRefusal::NoSuchExclusion(_)) if tried.is_some() => {
+                    crate::exclusion::Excluded::named(kind, value).map_err(AdminRefusal::from)?
+                }
+                Err(refusal) => return Err(refusal.into()),
+            };
             let audit = format!(
                 "action=exclusions.remove account={account} excluded={}",
                 excluded.stored()
@@ -1032,27 +1108,6 @@ fn perform(
                 "action=account.import account={account} keys_written={keys} custom_written={custom}"
             );
             done(200, body::imported(&report), Some(audit))
-        }
-    }
-}
-
-/// A key record's fields for the answer to its creation.
-struct KeyRecordJson {
-    account: String,
-    label: String,
-    created: String,
-}
-
-impl KeyRecordJson {
-    fn of(value: &[u8]) -> KeyRecordJson {
-        let record = crate::store::KeyRecord::decode(value);
-        KeyRecordJson {
-            account: record
-                .as_ref()
-                .map(|r| r.account.to_string())
-                .unwrap_or_default(),
-            label: record.as_ref().map(|r| r.label.clone()).unwrap_or_default(),
-            created: record.map(|r| r.created).unwrap_or_default(),
         }
     }
 }
@@ -1104,37 +1159,56 @@ pub mod body {
         to_json(&serde_json::json!({ "keys": keys }))
     }
 
-    /// A new key: the key itself (the only time it is shown), its hash and
-    /// record.
-    pub(super) fn created_key(key: &str, hash: &str, record: KeyRecordJson) -> Vec<u8> {
-        to_json(&serde_json::json!({
-            "key": key,
-            "hash": hash,
-            "account": record.account,
-            "label": record.label,
-            "created": record.created,
-        }))
+    /// A new key: the key itself (shown this once, never stored), its hash
+    /// and record.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct CreatedKey {
+        /// The key.
+        pub key: String,
+        /// Its SHA-256, 64 hex digits.
+        pub hash: String,
+        /// Its account.
+        pub account: String,
+        /// Its label.
+        pub label: String,
+        /// When it was created.
+        pub created: String,
+    }
+
+    /// A new key, as JSON ([`CreatedKey`]).
+    pub fn created_key(key: &str, hash: &crate::KeyHash, record: &KeyRecord) -> Vec<u8> {
+        to_json(&CreatedKey {
+            key: key.to_owned(),
+            hash: hash.as_str().to_owned(),
+            account: record.account.to_string(),
+            label: record.label.clone(),
+            created: record.created.clone(),
+        })
     }
 
     /// A revocation: the key's hash and account, when it was revoked, and
-    /// whether it had been before.
-    pub fn revoked(hash: &str, revocation: &admin::Revocation) -> Vec<u8> {
-        let at = revocation
-            .already
-            .clone()
-            .or_else(|| crate::store::KeyRecord::decode(&revocation.value).and_then(|r| r.revoked));
-        to_json(&serde_json::json!({
-            "hash": hash,
-            "account": revocation.account,
-            "revoked": at,
-            "already": revocation.already.is_some(),
-        }))
+    /// whether it had been before (then nothing changed).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Revoked {
+        /// The key's hash.
+        pub hash: String,
+        /// Its account.
+        pub account: String,
+        /// When it was revoked.
+        pub revoked: String,
+        /// Whether it had been revoked before.
+        pub already: bool,
+    }
+
+    /// A revocation, as JSON.
+    pub fn revoked(revoked: &Revoked) -> Vec<u8> {
+        to_json(revoked)
     }
 
     /// `{"patterns": [...]}`: every custom pattern of the account, those
     /// whose end has passed included (with their `until`).
-    pub fn patterns(record: &CustomPatterns) -> Vec<u8> {
-        to_json(&serde_json::json!({ "patterns": record.patterns }))
+    pub fn patterns(patterns: &[crate::CustomPattern]) -> Vec<u8> {
+        to_json(&serde_json::json!({ "patterns": patterns }))
     }
 
     /// `{"ids": [...]}`: the ids of patterns just added.

@@ -93,11 +93,11 @@ pub struct CustomPattern {
 }
 
 /// A custom pattern as an account submits it (admin CLI, import file).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPattern {
     /// An id of the account's choosing (`custom-…`); assigned when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The pattern text.
     pub pattern: String,
@@ -105,17 +105,17 @@ pub struct NewPattern {
     #[serde(rename = "type", default = "default_kind")]
     pub kind: Kind,
     /// A category in either variant's spelling, or `custom`; absent: `custom`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
     /// 0 to 1; absent: [`DEFAULT_CUSTOM_CONFIDENCE`].
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
     /// Where it comes from; absent: [`DEFAULT_CUSTOM_SOURCE`].
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// When it stops being served: a date (`2026-12-31`, that day's start,
     /// UTC) or an RFC 3339 time; absent: until removed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
 

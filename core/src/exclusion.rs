@@ -162,17 +162,17 @@ impl<'de> Deserialize<'de> for Exclusion {
 /// An exclusion as an account asks for it (the admin API's body, the CLI's
 /// flags): exactly one of `id` and `category`, and an optional `until`
 /// (a date, or an RFC 3339 time).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewExclusion {
     /// The id of a built-in pattern of this catalog.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// A category, in either variant's spelling.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
     /// When it stops applying; absent: until removed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
 

@@ -629,6 +629,162 @@ fn a_change_made_meanwhile_by_another_admin_is_kept() {
     assert!(patterns.patterns.iter().all(|p| p.pattern != "mine"));
 }
 
+/// A store whose compare-and-swap writes when it should but reports that it
+/// did not (Spin 4.0.2's Redis store: its `swap` ends with an `UNWATCH` that
+/// Redis refuses, after the transaction ran).
+struct LostReports(MemoryStore);
+
+impl SyncStore for LostReports {
+    fn get(&mut self, record: &RecordKey) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(record)
+    }
+    fn increment(&mut self, record: &RecordKey, delta: i64) -> Result<i64, StoreError> {
+        self.0.increment(record, delta)
+    }
+    fn delete(&mut self, record: &RecordKey) -> Result<(), StoreError> {
+        self.0.delete(record)
+    }
+}
+
+impl AdminStore for LostReports {
+    fn list(&mut self, listing: &Listing) -> Result<Vec<String>, StoreError> {
+        self.0.list(listing)
+    }
+    fn swap(
+        &mut self,
+        record: &RecordKey,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.0.swap(record, expected, value)?;
+        Ok(false)
+    }
+}
+
+#[test]
+fn a_change_whose_report_is_lost_is_made_once_and_answered_as_made() {
+    let mut store = LostReports(MemoryStore::new());
+    let made = call(
+        &mut store,
+        "POST",
+        "/admin/v1/keys",
+        json!({"account": "acme"}),
+    );
+    assert_eq!(made.response.status, 201, "{}", body(&made));
+    let hash = body(&made)["hash"].as_str().unwrap().to_owned();
+    let patterns = "/admin/v1/accounts/acme/patterns";
+    let added = call(
+        &mut store,
+        "POST",
+        patterns,
+        json!([{"pattern": "one"}, {"pattern": "two"}]),
+    );
+    assert_eq!(added.response.status, 201, "{}", body(&added));
+    assert_eq!(body(&added), json!({ "ids": ["custom-1", "custom-2"] }));
+    let listed = body(&call(&mut store, "GET", patterns, Value::Null));
+    assert_eq!(
+        listed["patterns"].as_array().unwrap().len(),
+        2,
+        "added once"
+    );
+    let removed = call(
+        &mut store,
+        "DELETE",
+        &format!("{patterns}/custom-1"),
+        Value::Null,
+    );
+    assert_eq!(removed.response.status, 200, "{}", body(&removed));
+    let exclusions = "/admin/v1/accounts/acme/exclusions";
+    let excluded = call(&mut store, "POST", exclusions, json!({"id": "googlebot"}));
+    assert_eq!(excluded.response.status, 201, "{}", body(&excluded));
+    let removed = call(
+        &mut store,
+        "DELETE",
+        &format!("{exclusions}/id/googlebot"),
+        Value::Null,
+    );
+    assert_eq!(removed.response.status, 200, "{}", body(&removed));
+    let revoked = call(
+        &mut store,
+        "POST",
+        &format!("/admin/v1/keys/{}/revoke", &hash[..8]),
+        Value::Null,
+    );
+    assert_eq!(revoked.response.status, 200, "{}", body(&revoked));
+    assert_eq!(body(&revoked)["already"], false);
+    assert!(revoked.log.unwrap().contains("action=keys.revoke"));
+    let record = admin::patterns_record("acme").unwrap();
+    let stored = admin::read_patterns(store.0.value(&record)).unwrap();
+    let ids: Vec<&str> = stored.patterns.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["custom-2"]);
+    assert!(stored.exclusions.is_empty());
+}
+
+/// A store whose compare-and-swap reports success whether or not it wrote
+/// (what a Spin Redis store would do with its `UNWATCH` fixed: a
+/// transaction aborted by `WATCH` reads as done), and where another admin
+/// wrote first, once.
+struct FalseSuccess {
+    store: MemoryStore,
+    raced: bool,
+}
+
+impl SyncStore for FalseSuccess {
+    fn get(&mut self, record: &RecordKey) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store.get(record)
+    }
+    fn increment(&mut self, record: &RecordKey, delta: i64) -> Result<i64, StoreError> {
+        self.store.increment(record, delta)
+    }
+    fn delete(&mut self, record: &RecordKey) -> Result<(), StoreError> {
+        self.store.delete(record)
+    }
+}
+
+impl AdminStore for FalseSuccess {
+    fn list(&mut self, listing: &Listing) -> Result<Vec<String>, StoreError> {
+        self.store.list(listing)
+    }
+    fn swap(
+        &mut self,
+        record: &RecordKey,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, StoreError> {
+        if !std::mem::replace(&mut self.raced, true) {
+            let theirs = noise_filter_core::NewPattern::string("the other admin's");
+            self.store
+                .add_patterns("acme", vec![theirs], UnixMillis(0))
+                .unwrap();
+        }
+        self.store.swap(record, expected, value)?;
+        Ok(true)
+    }
+}
+
+#[test]
+fn a_swap_reported_done_is_read_back_so_no_change_is_lost() {
+    let mut store = FalseSuccess {
+        store: MemoryStore::new(),
+        raced: false,
+    };
+    let added = call(
+        &mut store,
+        "POST",
+        "/admin/v1/accounts/acme/patterns",
+        json!({"pattern": "mine"}),
+    );
+    assert_eq!(added.response.status, 201, "{}", body(&added));
+    let record = admin::patterns_record("acme").unwrap();
+    let patterns = admin::read_patterns(store.store.value(&record)).unwrap();
+    let texts: Vec<&str> = patterns
+        .patterns
+        .iter()
+        .map(|p| p.pattern.as_str())
+        .collect();
+    assert_eq!(texts, ["the other admin's", "mine"]);
+}
+
 #[test]
 fn a_failing_store_is_a_503_and_its_line() {
     let mut store = MemoryStore::new();
