@@ -647,31 +647,8 @@ impl Context {
         if !self.presented.is_empty() && text.contains(&self.presented) {
             text = Cow::Owned(text.replace(&self.presented, "***"));
         }
-        printable(&redact_keys(&text), max, spaces)
+        printable(&crate::auth::redact_keys(&text), max, spaces)
     }
-}
-
-/// Every `nf_` followed by hex digits (an API key, or the start of one)
-/// written `nf_***`.
-fn redact_keys(text: &str) -> Cow<'_, str> {
-    let prefix = crate::auth::KEY_PREFIX;
-    if !text.contains(prefix) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(prefix) {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + prefix.len()..];
-        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
-        out.push_str(prefix);
-        if hex > 0 {
-            out.push_str("***");
-        }
-        rest = &after[hex..];
-    }
-    out.push_str(rest);
-    Cow::Owned(out)
 }
 
 /// At most `max` characters of `text`, each outside printable ASCII (and
@@ -1299,9 +1276,9 @@ mod tests {
         assert_eq!(printable("abcdef", 3, true), "abc...");
         let key = crate::ApiKey::from_random([7; 24]);
         let text = format!("/admin/v1/keys/{}/revoke", key.expose());
-        let redacted = redact_keys(&text);
+        let redacted = crate::auth::redact_keys(&text);
         assert_eq!(redacted, "/admin/v1/keys/nf_***/revoke");
-        assert_eq!(redact_keys("nf_ and nf_zz"), "nf_ and nf_zz");
+        assert_eq!(crate::auth::redact_keys("nf_ and nf_zz"), "nf_ and nf_zz");
     }
 
     #[test]

@@ -57,7 +57,8 @@
 //! - **The store** (feature `endpoint`): [`RecordKind`] (with each kind's
 //!   lifetime), [`RecordKey`], [`StoreLabel`], [`Listing`], [`StoreError`], the records and their codecs
 //!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`]), [`AccountId`],
-//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]).
+//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]),
+//!   [`redact_keys`] for a log line of a client's text.
 //! - **A test double** (features `endpoint` and `memory-store`, off by
 //!   default): `MemoryStore`, the deterministic in-memory store of the
 //!   tests, benchmarks and the parity oracle; no shell serves from it.
@@ -123,7 +124,7 @@ pub use syntax::{
 };
 #[cfg(feature = "endpoint")]
 pub use {
-    auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash},
+    auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash, redact_keys},
     custom::{CustomPattern, CustomPatterns, NewPattern},
     error::Rejection,
     exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
