@@ -63,6 +63,19 @@ pub const MAX_TOKEN_CHARS: usize = 512;
 /// between its read and its compare-and-swap.
 const ATTEMPTS: u32 = 16;
 
+/// Every route of the API, under `/admin/v1/`, with the methods it takes
+/// (`docs/openapi.json` lists exactly these, under the tag `Admin`).
+pub const ROUTES: [(&str, &str); 8] = [
+    ("keys", "GET, POST"),
+    ("keys/{prefix}/revoke", "POST"),
+    ("accounts/{account}/patterns", "GET, POST"),
+    ("accounts/{account}/patterns/{id}", "DELETE"),
+    ("accounts/{account}/exclusions", "GET, POST"),
+    ("accounts/{account}/exclusions/{kind}/{value}", "DELETE"),
+    ("accounts/{account}/export", "GET"),
+    ("accounts/{account}/import", "POST"),
+];
+
 /// Whether `target` (path and query) is under [`PREFIX`]: the shell then
 /// answers it with [`handle`], configured or not.
 pub fn is_admin(target: &str) -> bool {
@@ -329,7 +342,7 @@ pub fn handle(
         None => return context.refuse(&Refused::WrongToken),
     }
     // 3 to 5. The route, the method, the body.
-    let operation = match route(request, body) {
+    let operation = match route_of(request, body) {
         Ok(operation) => operation,
         Err(refused) => return context.refuse(&refused),
     };
@@ -456,7 +469,7 @@ impl Refused {
 }
 
 /// Reads the route, the method and the body.
-fn route(request: &Request<'_>, body: &[u8]) -> Result<Operation, Refused> {
+fn route_of(request: &Request<'_>, body: &[u8]) -> Result<Operation, Refused> {
     let path = request.path();
     let rest = path.strip_prefix("/admin/v1/").ok_or(Refused::NoRoute)?;
     let segments: Vec<&str> = rest.split('/').collect();
@@ -1279,6 +1292,37 @@ mod tests {
         let redacted = crate::auth::redact_keys(&text);
         assert_eq!(redacted, "/admin/v1/keys/nf_***/revoke");
         assert_eq!(crate::auth::redact_keys("nf_ and nf_zz"), "nf_ and nf_zz");
+    }
+
+    /// Every route of [`ROUTES`] is one, taking exactly its methods.
+    #[test]
+    fn the_routes_are_the_ones_listed() {
+        for (route, methods) in ROUTES {
+            let path = format!(
+                "/admin/v1/{}",
+                route
+                    .replace("{prefix}", "abcdef")
+                    .replace("{account}", "acme")
+                    .replace("{id}", "custom-1")
+                    .replace("{kind}", "id")
+                    .replace("{value}", "googlebot")
+            );
+            for method in ["GET", "POST", "DELETE", "PUT", "PATCH"] {
+                let request = Request {
+                    method,
+                    target: &path,
+                    headers: &[],
+                };
+                match route_of(&request, b"{}") {
+                    Err(Refused::NoRoute) => panic!("{method} {path}: no route"),
+                    Err(Refused::Method(allow)) => {
+                        assert_eq!(allow, methods, "{method} {path}");
+                        assert!(!methods.split(", ").any(|m| m == method), "{method} {path}");
+                    }
+                    _ => assert!(methods.split(", ").any(|m| m == method), "{method} {path}"),
+                }
+            }
+        }
     }
 
     #[test]
