@@ -480,3 +480,88 @@ fn two_spin_instances_on_one_redis_admit_exactly_the_limit() {
     assert_eq!(lost, 0, "every request answered");
     assert_eq!((ok, limited), (LIMIT_PER_MINUTE, 100));
 }
+
+/// The manifests of `deploy/spinkube/` name what each other defines, and
+/// what the app and the core define: the namespace, the Redis Service the
+/// runtime config's URL reaches, the Secrets the SpinApp loads, the Spin
+/// variable of `spin.toml`, the label spin-operator gives the app's pods,
+/// and the Ingress routing exactly the published paths (never `/admin/`).
+/// No cluster is reachable from here; what can be checked without one is.
+#[test]
+fn the_spinkube_manifests_agree_with_each_other_and_the_app() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/spinkube");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let (namespace, redis, config, app, ingress) = (
+        read("namespace.yaml"),
+        read("redis.yaml"),
+        read("runtime-config.secret.yaml"),
+        read("spinapp.yaml"),
+        read("ingress.yaml"),
+    );
+    let value = |text: &str, key: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
+            .map(|v| v.trim_matches('"').to_owned())
+            .collect()
+    };
+    assert_eq!(value(&namespace, "name"), ["noise-filter"]);
+    for (file, text) in [
+        ("redis.yaml", &redis),
+        ("runtime-config.secret.yaml", &config),
+        ("spinapp.yaml", &app),
+        ("ingress.yaml", &ingress),
+    ] {
+        let kinds = text.lines().filter(|l| l.starts_with("kind: ")).count();
+        assert_eq!(
+            value(text, "namespace").len(),
+            kinds,
+            "{file}: every object in the namespace"
+        );
+        assert!(
+            value(text, "namespace").iter().all(|n| n == "noise-filter"),
+            "{file}"
+        );
+    }
+    // Redis: persistent, and where the runtime config looks for it.
+    assert!(redis.contains(r#"args: ["--appendonly", "yes""#), "{redis}");
+    assert!(redis.contains("volumeClaimTemplates:"));
+    assert!(redis.contains("kind: Service\nmetadata:\n  name: redis\n  namespace: noise-filter"));
+    assert_eq!(
+        config
+            .matches("redis://redis.noise-filter.svc.cluster.local:6379")
+            .count(),
+        2
+    );
+    // The SpinApp: its runtime config's Secret, its variable.
+    let app_name = value(&app, "name")[0].clone();
+    assert_eq!(app_name, "noise-filter");
+    assert_eq!(value(&app, "loadFromSecret"), value(&config, "name"));
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../spin-app/spin.toml"),
+    )
+    .unwrap();
+    assert!(app.contains("    - name: admin_token\n"));
+    assert!(manifest.contains("admin_token = { default = \"\", secret = true }"));
+    assert!(manifest.contains("admin_token = \"{{ admin_token }}\""));
+    // Only the app's pods reach Redis, by the label spin-operator sets.
+    assert!(redis.contains(&format!("core.spinkube.dev/app-name: {app_name}")));
+    // The Ingress: the published paths, exactly, to the app's Service.
+    let paths: Vec<String> = value(&ingress, "- path");
+    let published: Vec<String> = noise_filter_core::Variant::ALL
+        .map(|v| v.path().to_owned())
+        .to_vec();
+    assert_eq!(paths, published);
+    assert!(
+        !ingress
+            .lines()
+            .any(|l| l.contains("path:") && l.contains("/admin"))
+    );
+    assert_eq!(value(&ingress, "pathType"), ["Exact", "Exact"]);
+    assert!(
+        value(&ingress, "name")
+            .iter()
+            .filter(|n| **n == app_name)
+            .count()
+            >= 2
+    );
+}
