@@ -654,6 +654,30 @@ pub(crate) struct ServingView<'a> {
 }
 
 impl<'a> ServingView<'a> {
+    /// Splits a stored record for a request that wants its `patterns` or
+    /// not: one that does not (`includeCustom=false`) needs only the lines
+    /// before them, the exclusions, and reads no further (a record of 20
+    /// patterns cost such a request as much again as the rest of it,
+    /// docs/BENCHMARKS.md). `None`: not a record this core wrote.
+    pub(crate) fn parse_for(bytes: &'a [u8], patterns: bool) -> Option<ServingView<'a>> {
+        if patterns || bytes.first() == Some(&b'{') {
+            return Self::parse(bytes);
+        }
+        // Every line before the patterns starts with a word; a pattern's
+        // with its category's digit.
+        let mut at = 0;
+        while let Some(&first) = bytes.get(at) {
+            if first.is_ascii_digit() {
+                break;
+            }
+            match bytes[at..].iter().position(|b| *b == b'\n') {
+                Some(end) => at += end + 1,
+                None => at = bytes.len(),
+            }
+        }
+        Self::parse(&bytes[..at])
+    }
+
     /// Splits a stored record. `None`: not a record this core wrote.
     pub(crate) fn parse(bytes: &'a [u8]) -> Option<ServingView<'a>> {
         if bytes.first() == Some(&b'{') {
@@ -771,5 +795,51 @@ fn end(text: &str) -> Option<Option<Until>> {
     match text {
         "-" => Some(None),
         ms => Until::from_stored(ms).map(Some),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
+mod tests {
+    use super::*;
+
+    /// Without its patterns, a record reads to the same exclusions and dates
+    /// as whole, in both versions, and to no pattern.
+    #[test]
+    fn a_record_read_without_its_patterns_keeps_everything_before_them() {
+        let now = UnixMillis(1_799_582_400_000);
+        let mut record = CustomPatterns::new();
+        let news = ["first noise", "second noise"]
+            .map(NewPattern::string)
+            .to_vec();
+        record.add_all(news, now).unwrap();
+        let v1 = record.encode();
+        record
+            .exclude(
+                vec![NewExclusion {
+                    id: Some("googlebot".into()),
+                    until: Some("2027-02-01".into()),
+                    ..NewExclusion::default()
+                }],
+                now,
+            )
+            .unwrap();
+        let v2 = record.encode();
+        for bytes in [&v1, &v2, &record.to_json()] {
+            let whole = ServingView::parse(bytes).unwrap();
+            let head = ServingView::parse_for(bytes, false).unwrap();
+            assert_eq!(head.exclusions, whole.exclusions);
+            assert_eq!(head.changed(), whole.changed());
+            assert_eq!(head.exclusions_changed(), whole.exclusions_changed());
+            assert_eq!(whole.entries.len(), 2);
+            let json = bytes.first() == Some(&b'{');
+            assert_eq!(head.entries.len(), if json { 2 } else { 0 });
+            assert_eq!(
+                ServingView::parse_for(bytes, true).unwrap().entries.len(),
+                2
+            );
+        }
+        assert_eq!(ServingView::parse(&v2).unwrap().exclusions.len(), 1);
+        assert!(ServingView::parse_for(b"garbage", false).is_none());
     }
 }

@@ -353,7 +353,7 @@ impl Exchange {
             }
             Some(Err(StoreError)) => return self.refuse(&Rejection::StoreUnavailable, None),
             Some(Ok(None)) => None,
-            Some(Ok(Some(bytes))) => match ServingView::parse(bytes) {
+            Some(Ok(Some(bytes))) => match ServingView::parse_for(bytes, filter.include_custom) {
                 Some(view) => Some(view),
                 None => return self.refuse(&Rejection::CorruptRecord, Some(allowance)),
             },
