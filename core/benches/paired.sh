@@ -18,6 +18,7 @@ set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 BASE_REV [BENCH_FILTER]" >&2; exit 2; }
 BASE="$1"
 FILTER="${2:-respond/}"
+# ROUNDS pairs per bench; MEASURE seconds of criterion measurement each.
 ROUNDS="${ROUNDS:-6}"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
@@ -40,10 +41,10 @@ OLD="$(build "$WORK/base" "$TARGET/paired-base")"
 NEW="$(build "$ROOT" "$TARGET")"
 [ -x "$OLD" ] && [ -x "$NEW" ] || { echo "a build failed" >&2; exit 1; }
 
-# run BINARY: one line per bench, "name nanoseconds" (criterion's median
+# run BINARY BENCH: "name nanoseconds" for one bench (criterion's median
 # estimate, the middle of its three figures).
 run() {
-  "$1" --bench "$FILTER" --warm-up-time 1 --measurement-time 4 --noplot 2>/dev/null |
+  "$1" --bench --exact "$2" --warm-up-time 1 --measurement-time "${MEASURE:-3}" --noplot 2>/dev/null |
     awk '
       /^[a-z_]+\/[a-z_0-9]+/ { name = $1 }
       /time:/ {
@@ -54,17 +55,24 @@ run() {
       }'
 }
 
+# The benches both builds have, matching the filter.
+BENCHES="$("$NEW" --bench --list 2>/dev/null | sed -n 's/: benchmark$//p' | grep -- "$FILTER" || true)"
+[ -n "$BENCHES" ] || { echo "no bench matches $FILTER" >&2; exit 1; }
+
+# Each bench, old and new one right after the other (which goes first
+# alternates), so a pair is seconds apart whatever the machine does
+# meanwhile.
 echo "round bench old_ns new_ns new/old"
 for round in $(seq 1 "$ROUNDS"); do
-  # Alternate which goes first.
-  if [ $((round % 2)) -eq 1 ]; then
-    run "$OLD" >"$WORK/old.$round"; run "$NEW" >"$WORK/new.$round"
-  else
-    run "$NEW" >"$WORK/new.$round"; run "$OLD" >"$WORK/old.$round"
-  fi
-  join "$WORK/old.$round" "$WORK/new.$round" |
-    awk -v r="$round" '{ printf "%d %s %.1f %.1f %.4f\n", r, $1, $2, $3, $3 / $2 }' |
-    tee -a "$WORK/rounds"
+  for bench in $BENCHES; do
+    if [ $((round % 2)) -eq 1 ]; then
+      old="$(run "$OLD" "$bench")"; new="$(run "$NEW" "$bench")"
+    else
+      new="$(run "$NEW" "$bench")"; old="$(run "$OLD" "$bench")"
+    fi
+    echo "$old $new" | awk -v r="$round" '{ printf "%d %s %.1f %.1f %.4f\n", r, $1, $2, $4, $4 / $2 }' |
+      tee -a "$WORK/rounds"
+  done
 done
 echo "median new/old per bench:"
 sort -k2,2 -k5,5n "$WORK/rounds" |
