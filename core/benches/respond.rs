@@ -2,6 +2,11 @@
 //! response bytes, measured in the same run.
 //!
 //! `cargo bench -p noise-filter-core --bench respond`
+//!
+//! This file uses only what every core since the admin API's predecessor
+//! has (`run`, `MemoryStore`, `NewPattern`), so `core/benches/paired.sh`
+//! builds it against an earlier revision too and runs both builds in
+//! alternating rounds: the same requests, old core and new, in one run.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 use criterion::{BatchSize, Criterion, black_box, criterion_group, criterion_main};
@@ -26,12 +31,18 @@ fn world() -> (MemoryStore, String) {
 
 fn bench(c: &mut Criterion) {
     let (kv, auth) = world();
+    // An account with no record at all: the usual answer, made once.
+    let plain_key = ApiKey::from_random([43; 24]);
+    let kv = kv.with_key(&plain_key, "plain");
+    let plain = format!("Bearer {}", plain_key.expose());
     let mut group = c.benchmark_group("respond");
-    for (name, target) in [
-        ("default_request_20_custom", "/v1/filters"),
+    for (name, target, auth) in [
+        ("default_request_20_custom", "/v1/filters", &auth),
+        ("default_request_no_custom", "/v1/filters", &plain),
         (
             "filtered_request",
             "/api/v1/filters?categories=BOT_TRAFFIC,NETWORK_ISSUE&minConfidence=0.8&includeCustom=false",
+            &auth,
         ),
     ] {
         let headers = [("authorization", auth.as_bytes())];

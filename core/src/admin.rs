@@ -12,9 +12,19 @@
 //! | [`add_patterns`] (one, or an import: all or none) | the account's patterns | them, added to |
 //! | [`remove_pattern`] | the account's patterns | them, without it |
 //! | [`read_patterns`] | the account's patterns | nothing |
+//! | [`add_exclusions`] (all or none) | the account's record | it, with them |
+//! | [`remove_exclusion`] | the account's record | it, without it |
+//! | [`export_account`] | every key record, the account's record | nothing: one JSON document |
+//! | [`import_account`] + [`import_write`] | each record the document holds | each one absent before |
+//!
+//! An account's record holds its custom patterns and its exclusions of
+//! built-ins alike (`custom.rs`): one write, whole or not at all.
+
+use serde::{Deserialize, Serialize};
 
 use crate::auth::{ApiKey, KEY_RANDOM_BYTES, KeyHash};
 use crate::custom::{CustomPatterns, NewPattern};
+use crate::exclusion::{Excluded, Exclusion, InvalidExclusion, NewExclusion};
 use crate::pattern::InvalidPattern;
 use crate::rate::UnixMillis;
 use crate::store::{AccountId, KeyRecord, Listing, RecordKey};
@@ -69,6 +79,15 @@ pub enum AdminRefusal {
     InvalidPattern(InvalidPattern),
     /// The account has no custom pattern with this id.
     NoSuchPattern(String),
+    /// An exclusion was refused (the text says which and why).
+    InvalidExclusion(InvalidExclusion),
+    /// The account has no exclusion of this.
+    NoSuchExclusion(String),
+    /// An account document that cannot be imported (the text says why).
+    InvalidExport(String),
+    /// A record an import would write is already in this store with other
+    /// bytes (the text says which).
+    ImportConflict(String),
 }
 
 impl std::fmt::Display for AdminRefusal {
@@ -111,6 +130,14 @@ impl std::fmt::Display for AdminRefusal {
             AdminRefusal::InvalidPattern(why) => write!(f, "{why}"),
             AdminRefusal::NoSuchPattern(id) => {
                 write!(f, "the account has no custom pattern {id:?}")
+            }
+            AdminRefusal::InvalidExclusion(why) => write!(f, "{why}"),
+            AdminRefusal::NoSuchExclusion(what) => {
+                write!(f, "the account has no exclusion of {what}")
+            }
+            AdminRefusal::InvalidExport(why) => write!(f, "not an account document: {why}"),
+            AdminRefusal::ImportConflict(what) => {
+                write!(f, "{what} is already in this store with other contents")
             }
         }?;
         f.write_str("; nothing written")
@@ -345,6 +372,209 @@ pub fn remove_pattern(
 impl From<InvalidPattern> for AdminRefusal {
     fn from(why: InvalidPattern) -> AdminRefusal {
         AdminRefusal::InvalidPattern(why)
+    }
+}
+
+impl From<InvalidExclusion> for AdminRefusal {
+    fn from(why: InvalidExclusion) -> AdminRefusal {
+        AdminRefusal::InvalidExclusion(why)
+    }
+}
+
+/// What adding exclusions writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedExclusions {
+    /// The account's new record.
+    pub value: Vec<u8>,
+    /// The exclusions as stored, in the order given.
+    pub exclusions: Vec<Exclusion>,
+}
+
+/// Adds `news` to the exclusions in `current`, all or none (one of
+/// something already excluded replaces its end).
+pub fn add_exclusions(
+    current: Option<&[u8]>,
+    news: Vec<NewExclusion>,
+    now: UnixMillis,
+) -> Result<AddedExclusions, AdminRefusal> {
+    let mut record = read_patterns(current)?;
+    let exclusions = record.exclude(news, now)?;
+    Ok(AddedExclusions {
+        value: record.encode(),
+        exclusions,
+    })
+}
+
+/// Removes the exclusion of `kind` (`id`, `category`) `value` from the
+/// record in `current`.
+pub fn remove_exclusion(
+    current: Option<&[u8]>,
+    kind: &str,
+    value: &str,
+    now: UnixMillis,
+) -> Result<(Vec<u8>, Excluded), AdminRefusal> {
+    let excluded = Excluded::named(kind, value)?;
+    let mut record = read_patterns(current)?;
+    if !record.remove_exclusion(&excluded, now) {
+        return Err(AdminRefusal::NoSuchExclusion(excluded.to_string()));
+    }
+    Ok((record.encode(), excluded))
+}
+
+/// The form of an account document, its first field: a reader refuses any
+/// other.
+pub const EXPORT_FORMAT: &str = "noise-filter account 1";
+
+/// One account as one JSON document, to move it between stores (SQLite to
+/// Redis, one deployment to another) without issuing its keys again: its
+/// keys as their records under their hashes (a key itself is never
+/// stored, so never exported), its custom patterns and its exclusions with
+/// everything that keeps ids from being reused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountExport {
+    /// [`EXPORT_FORMAT`].
+    pub format: String,
+    /// The account.
+    pub account: AccountId,
+    /// Its keys, by creation time then hash.
+    pub keys: Vec<ExportedKey>,
+    /// Its record: custom patterns, exclusions, the next id, retired ids.
+    pub custom: CustomPatterns,
+}
+
+/// One key of an exported account: its hash and record, never the key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportedKey {
+    /// SHA-256 of the key, 64 hex digits.
+    pub hash: String,
+    /// Its label.
+    #[serde(default)]
+    pub label: String,
+    /// When it was created.
+    pub created: String,
+    /// When it was revoked, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<String>,
+}
+
+/// The document of `account`: its keys among `records` (every key record,
+/// listed for [`key_listing`]), and its record `current`.
+pub fn export_account(
+    account_name: &str,
+    records: &[(String, Vec<u8>)],
+    current: Option<&[u8]>,
+) -> Result<AccountExport, AdminRefusal> {
+    let keys = list_keys(records, Some(account_name))?
+        .into_iter()
+        .filter_map(|listed| {
+            let record = listed.record?;
+            Some(ExportedKey {
+                hash: listed.hash.as_str().to_owned(),
+                label: record.label,
+                created: record.created,
+                revoked: record.revoked,
+            })
+        })
+        .collect();
+    Ok(AccountExport {
+        format: EXPORT_FORMAT.to_owned(),
+        account: account(account_name)?,
+        keys,
+        custom: read_patterns(current)?,
+    })
+}
+
+/// What importing a document writes: each record, to write where none is
+/// ([`import_write`] says what to do with one already there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// The account.
+    pub account: AccountId,
+    /// One record per key.
+    pub keys: Vec<Write>,
+    /// The account's record.
+    pub custom: Write,
+}
+
+/// Reads an account document (at most [`MAX_IMPORT_BYTES`], as an import
+/// file) and checks everything in it as the admin functions check what
+/// they write: the account, every key's hash and label, every pattern,
+/// every exclusion's form. `account_name`: the account it must be (the
+/// admin API's path), if any.
+pub fn import_account(document: &[u8], account_name: Option<&str>) -> Result<Import, AdminRefusal> {
+    let doc: AccountExport =
+        serde_json::from_slice(document).map_err(|e| AdminRefusal::InvalidExport(e.to_string()))?;
+    if doc.format != EXPORT_FORMAT {
+        return Err(AdminRefusal::InvalidExport(format!(
+            "format is {:?}; this version reads {EXPORT_FORMAT:?}",
+            doc.format.chars().take(64).collect::<String>()
+        )));
+    }
+    if let Some(name) = account_name
+        && account(name)? != doc.account
+    {
+        return Err(AdminRefusal::InvalidExport(format!(
+            "it holds account {}, not {name}",
+            doc.account
+        )));
+    }
+    let mut keys = Vec::with_capacity(doc.keys.len());
+    for key in &doc.keys {
+        let hash = KeyHash::from_hex(&key.hash).ok_or_else(|| {
+            AdminRefusal::InvalidExport(format!(
+                "{:?} is not a key's hash (64 lowercase hex digits)",
+                key.hash.chars().take(80).collect::<String>()
+            ))
+        })?;
+        let record = KeyRecord {
+            account: doc.account.clone(),
+            label: label(&key.label)?.to_owned(),
+            created: key.created.clone(),
+            revoked: key.revoked.clone(),
+        };
+        keys.push(Write {
+            record: RecordKey::api_key(&hash),
+            value: record.encode(),
+        });
+    }
+    for pattern in &doc.custom.patterns {
+        pattern.check()?;
+    }
+    let mut ids: Vec<&str> = doc.custom.patterns.iter().map(|p| p.id.as_str()).collect();
+    ids.sort_unstable();
+    if let Some(twice) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(AdminRefusal::InvalidExport(format!(
+            "pattern id {:?} is given twice",
+            twice[0]
+        )));
+    }
+    Ok(Import {
+        keys,
+        custom: Write {
+            record: RecordKey::custom_patterns(&doc.account),
+            value: doc.custom.encode(),
+        },
+        account: doc.account,
+    })
+}
+
+/// What an import does with one of its records, given what the store holds
+/// there: write it (`true`, where nothing is), nothing (`false`: the same
+/// bytes are there, an import run again), or refuse (other bytes: another
+/// account's key, a record changed since).
+pub fn import_write(write: &Write, current: Option<&[u8]>) -> Result<bool, AdminRefusal> {
+    match current {
+        None => Ok(true),
+        Some(bytes) if bytes == write.value.as_slice() => Ok(false),
+        Some(_) => Err(AdminRefusal::ImportConflict(match write.record.kind() {
+            crate::RecordKind::ApiKey => format!(
+                "the key with hash {}",
+                write.record.key().trim_start_matches("key/")
+            ),
+            _ => "the account's custom patterns and exclusions".to_owned(),
+        })),
     }
 }
 

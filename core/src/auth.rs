@@ -5,6 +5,8 @@
 //! leaked key. The store only ever holds the SHA-256 of a key ([`KeyHash`]);
 //! the key itself is shown once, when it is created.
 
+use std::borrow::Cow;
+
 use sha2::{Digest, Sha256};
 
 use crate::error::Rejection;
@@ -128,6 +130,31 @@ pub(crate) fn authenticate(values: &[&[u8]]) -> Result<KeyHash, Rejection> {
         return Err(Rejection::InvalidApiKey);
     }
     Ok(KeyHash::of(token))
+}
+
+/// `text` with every `nf_` followed by hex digits (an API key, or the start
+/// of one) written `nf_***`: for a log line that holds what a client sent
+/// where a key does not belong (a path, an admin call's body), so that no
+/// key reaches a log however it was sent.
+pub fn redact_keys(text: &str) -> Cow<'_, str> {
+    let prefix = KEY_PREFIX;
+    if !text.contains(prefix) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(prefix) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + prefix.len()..];
+        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+        out.push_str(prefix);
+        if hex > 0 {
+            out.push_str("***");
+        }
+        rest = &after[hex..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -177,6 +177,29 @@ impl Rendered {
         (start, run[kept - 1].0)
     }
 
+    /// The entries (listed patterns, by their place in this rendering) of
+    /// `category` at or above `min_confidence`: a prefix of its run.
+    pub(crate) fn category_entries(
+        &self,
+        category: Category,
+        min_confidence: f64,
+    ) -> std::ops::Range<usize> {
+        let first = self.category_starts[category.index()] as usize;
+        let last = self.category_starts[category.index() + 1] as usize;
+        let kept = self.entries[first..last].partition_point(|&(_, c)| c >= min_confidence);
+        first..first + kept
+    }
+
+    /// The bytes of entry `entry`'s fragment (its comma included).
+    pub(crate) fn entry_span(&self, entry: usize) -> (u32, u32) {
+        let start = if entry == 0 {
+            0
+        } else {
+            self.entries[entry - 1].0
+        };
+        (start, self.entries[entry].0)
+    }
+
     /// Every fragment, in catalog order: the bytes the spans index.
     pub(crate) fn bytes(&self) -> &[u8] {
         self.fragments.as_bytes()

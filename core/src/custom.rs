@@ -22,12 +22,31 @@
 //! a request splits lines and tabs and copies bytes; only the admin tool
 //! parses the JSON back ([`CustomPatterns::decode`]). A record holding a JSON
 //! document ([`CustomPatterns::to_json`]) is read too, on a slower path.
+//!
+//! **Exclusions and ends: version 2.** The record also holds the account's
+//! exclusions of built-ins (`exclusion.rs`) and a pattern's end
+//! (`until`). A record with neither keeps exactly the bytes above, as one
+//! without retired ids never has a `retired` line; one with either is
+//! written as version 2, which a core before it refuses to read (a 500,
+//! never an answer that ignores what the account excluded):
+//!
+//! ```text
+//! nf-custom-patterns 2
+//! changed 2026-11-22
+//! next-id 3
+//! exclusions-changed 2026-11-23
+//! exclude id:googlebot -
+//! exclude category:network-issue 1798675200000
+//! <category>\t<confidence>\t<s|r>\t<end: ms since the epoch, or ->\t<Variant A JSON>\t<Variant B JSON>
+//! ```
 
 use serde::{Deserialize, Serialize};
 
+use crate::exclusion::{Excluded, Exclusion, InvalidExclusion, MAX_EXCLUSIONS, NewExclusion};
 use crate::pattern::{CUSTOM_CATEGORY_A, Category, Kind, MatcherPattern, Variant};
 use crate::rate::UnixMillis;
 use crate::syntax;
+use crate::until::Until;
 
 /// Most custom patterns one account may have.
 pub(crate) const MAX_CUSTOM_PATTERNS: usize = 500;
@@ -68,14 +87,17 @@ pub struct CustomPattern {
     pub confidence: f64,
     /// Where it comes from.
     pub source: String,
+    /// When it stops being served (`None`: until removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
 }
 
 /// A custom pattern as an account submits it (admin CLI, import file).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewPattern {
     /// An id of the account's choosing (`custom-…`); assigned when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The pattern text.
     pub pattern: String,
@@ -83,14 +105,18 @@ pub struct NewPattern {
     #[serde(rename = "type", default = "default_kind")]
     pub kind: Kind,
     /// A category in either variant's spelling, or `custom`; absent: `custom`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// 0 to 1; absent: 1 (the account says it is noise).
-    #[serde(default)]
+    /// 0 to 1; absent: [`DEFAULT_CUSTOM_CONFIDENCE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
-    /// Where it comes from; absent: "Custom pattern of this account".
-    #[serde(default)]
+    /// Where it comes from; absent: [`DEFAULT_CUSTOM_SOURCE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// When it stops being served: a date (`2026-12-31`, that day's start,
+    /// UTC) or an RFC 3339 time; absent: until removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
 }
 
 fn default_kind() -> Kind {
@@ -113,6 +139,7 @@ impl NewPattern {
             category: None,
             confidence: None,
             source: None,
+            until: None,
         }
     }
 
@@ -135,6 +162,12 @@ impl NewPattern {
                 }
             }
         };
+        let until = match self.until.as_deref() {
+            None => None,
+            Some(text) => {
+                Some(Until::parse(text).map_err(|e| InvalidPattern(format!("until: {e}")))?)
+            }
+        };
         let pattern = CustomPattern {
             id,
             pattern: self.pattern,
@@ -144,6 +177,7 @@ impl NewPattern {
             source: self
                 .source
                 .unwrap_or_else(|| DEFAULT_CUSTOM_SOURCE.to_owned()),
+            until,
         };
         pattern.check()?;
         Ok(pattern)
@@ -245,6 +279,15 @@ pub struct CustomPatterns {
     /// In the order they were added; responses list them in this order.
     #[serde(default)]
     pub patterns: Vec<CustomPattern>,
+    /// Built-in patterns the account turned off, in the order they were
+    /// added (`exclusion.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclusions: Vec<Exclusion>,
+    /// Date (UTC) of the latest change to the exclusions; Variant A's
+    /// `version` uses it, whatever `includeCustom` says. Absent: the account
+    /// never had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclusions_changed: Option<String>,
 }
 
 fn one() -> u64 {
@@ -259,6 +302,8 @@ impl CustomPatterns {
             next_id: 1,
             retired: Vec::new(),
             patterns: Vec::new(),
+            exclusions: Vec::new(),
+            exclusions_changed: None,
         }
     }
 
@@ -379,10 +424,70 @@ impl CustomPatterns {
         self.patterns.iter().any(|p| p.id == id)
     }
 
+    /// Adds exclusions, all or none: each is checked (an id must be a
+    /// built-in's of this catalog), and one of something already excluded
+    /// replaces it (a new end, or none). Returns them as stored.
+    pub fn exclude(
+        &mut self,
+        news: Vec<NewExclusion>,
+        now: UnixMillis,
+    ) -> Result<Vec<Exclusion>, InvalidExclusion> {
+        if news.is_empty() {
+            return Err(InvalidExclusion("no exclusion was given".into()));
+        }
+        let numbered = news.len() > 1;
+        let mut next = self.exclusions.clone();
+        let mut added = Vec::with_capacity(news.len());
+        for (n, new) in news.into_iter().enumerate() {
+            let exclusion = new.validate().map_err(|e| {
+                InvalidExclusion(if numbered {
+                    format!("exclusion {}: {e}", n + 1)
+                } else {
+                    e.0
+                })
+            })?;
+            match next.iter_mut().find(|e| e.excluded == exclusion.excluded) {
+                Some(same) => same.until = exclusion.until,
+                None => next.push(exclusion.clone()),
+            }
+            added.push(exclusion);
+        }
+        if next.len() > MAX_EXCLUSIONS {
+            return Err(InvalidExclusion(format!(
+                "an account may have at most {MAX_EXCLUSIONS} exclusions; it would have {}",
+                next.len()
+            )));
+        }
+        self.exclusions = next;
+        self.exclusions_changed = Some(crate::store::date(now));
+        Ok(added)
+    }
+
+    /// Removes the exclusion of `excluded`; returns whether there was one.
+    pub fn remove_exclusion(&mut self, excluded: &Excluded, now: UnixMillis) -> bool {
+        let before = self.exclusions.len();
+        self.exclusions.retain(|e| e.excluded != *excluded);
+        let removed = self.exclusions.len() != before;
+        if removed {
+            self.exclusions_changed = Some(crate::store::date(now));
+        }
+        removed
+    }
+
+    /// Whether the record needs the layout of version 2: it has (or had)
+    /// exclusions, or a pattern that ends.
+    fn second_version(&self) -> bool {
+        self.exclusions_changed.is_some()
+            || !self.exclusions.is_empty()
+            || self.patterns.iter().any(|p| p.until.is_some())
+    }
+
     /// The record as stored: the serving layout (module docs).
     pub fn encode(&self) -> Vec<u8> {
+        let v2 = self.second_version();
         let mut out = format!(
-            "{MAGIC}\nchanged {}\nnext-id {}\n",
+            "{}\nchanged {}\nnext-id {}\n",
+            if v2 { MAGIC_2 } else { MAGIC },
             self.changed.as_deref().unwrap_or("-"),
             self.next_id
         )
@@ -392,6 +497,17 @@ impl CustomPatterns {
         if !self.retired.is_empty() {
             out.extend_from_slice(format!("retired {}\n", self.retired.join(" ")).as_bytes());
         }
+        if v2 {
+            if let Some(changed) = &self.exclusions_changed {
+                out.extend_from_slice(format!("exclusions-changed {changed}\n").as_bytes());
+            }
+            for e in &self.exclusions {
+                let until = e.until.map_or_else(|| "-".to_owned(), Until::stored);
+                out.extend_from_slice(
+                    format!("exclude {} {until}\n", e.excluded.stored()).as_bytes(),
+                );
+            }
+        }
         for p in &self.patterns {
             let category = p.category.map_or(6, Category::index);
             let kind = match p.kind {
@@ -399,6 +515,10 @@ impl CustomPatterns {
                 Kind::Regex => 'r',
             };
             out.extend_from_slice(format!("{category}\t{}\t{kind}\t", p.confidence).as_bytes());
+            if v2 {
+                let until = p.until.map_or_else(|| "-".to_owned(), Until::stored);
+                out.extend_from_slice(format!("{until}\t").as_bytes());
+            }
             p.render(Variant::A, &mut out);
             out.push(b'\t');
             if p.kind == Kind::String {
@@ -426,6 +546,15 @@ impl CustomPatterns {
                 // The line's own number, parsed exactly by std.
                 confidence: entry.confidence,
                 source: wire.source,
+                until: entry.until,
+            });
+        }
+        let mut exclusions = Vec::with_capacity(view.exclusions.len());
+        for (stored, until) in &view.exclusions {
+            let (kind, value) = stored.split_once(':')?;
+            exclusions.push(Exclusion {
+                excluded: Excluded::named(kind, value).ok()?,
+                until: *until,
             });
         }
         Some(CustomPatterns {
@@ -438,6 +567,8 @@ impl CustomPatterns {
                 .map(str::to_owned)
                 .collect(),
             patterns,
+            exclusions,
+            exclusions_changed: view.exclusions_changed().map(str::to_owned),
         })
     }
 }
@@ -473,6 +604,7 @@ impl CustomPattern {
 }
 
 const MAGIC: &str = "nf-custom-patterns 1";
+const MAGIC_2: &str = "nf-custom-patterns 2";
 
 #[derive(Deserialize)]
 struct WirePatternA {
@@ -491,6 +623,8 @@ pub(crate) struct ServingEntry<'a> {
     pub category: Option<Category>,
     /// Its confidence.
     pub confidence: f64,
+    /// When it stops being served, if it does.
+    pub until: Option<Until>,
     /// Its JSON in Variant A.
     pub a: std::borrow::Cow<'a, [u8]>,
     /// Its JSON in Variant B (empty: not listed in B).
@@ -507,13 +641,43 @@ pub(crate) struct ServingView<'a> {
     /// Retired ids, space-separated as stored (kept for
     /// [`CustomPatterns::decode`]; a request never splits them).
     pub retired: &'a str,
+    /// Date of the latest change to the exclusions.
+    pub exclusions_changed: Option<&'a str>,
+    /// The exclusions, as stored (`id:<id>`, `category:<name>`), each with
+    /// its end.
+    pub exclusions: Vec<(std::borrow::Cow<'a, str>, Option<Until>)>,
     /// The patterns in order.
     pub entries: Vec<ServingEntry<'a>>,
-    /// Owned date when read from a JSON document.
+    /// Owned dates when read from a JSON document.
     owned_changed: Option<String>,
+    owned_exclusions_changed: Option<String>,
 }
 
 impl<'a> ServingView<'a> {
+    /// Splits a stored record for a request that wants its `patterns` or
+    /// not: one that does not (`includeCustom=false`) needs only the lines
+    /// before them, the exclusions, and reads no further (a record of 20
+    /// patterns cost such a request as much again as the rest of it,
+    /// docs/BENCHMARKS.md). `None`: not a record this core wrote.
+    pub(crate) fn parse_for(bytes: &'a [u8], patterns: bool) -> Option<ServingView<'a>> {
+        if patterns || bytes.first() == Some(&b'{') {
+            return Self::parse(bytes);
+        }
+        // Every line before the patterns starts with a word; a pattern's
+        // with its category's digit.
+        let mut at = 0;
+        while let Some(&first) = bytes.get(at) {
+            if first.is_ascii_digit() {
+                break;
+            }
+            match bytes[at..].iter().position(|b| *b == b'\n') {
+                Some(end) => at += end + 1,
+                None => at = bytes.len(),
+            }
+        }
+        Self::parse(&bytes[..at])
+    }
+
     /// Splits a stored record. `None`: not a record this core wrote.
     pub(crate) fn parse(bytes: &'a [u8]) -> Option<ServingView<'a>> {
         if bytes.first() == Some(&b'{') {
@@ -521,9 +685,11 @@ impl<'a> ServingView<'a> {
         }
         let text = std::str::from_utf8(bytes).ok()?;
         let mut lines = text.split_terminator('\n');
-        if lines.next()? != MAGIC {
-            return None;
-        }
+        let v2 = match lines.next()? {
+            MAGIC => false,
+            MAGIC_2 => true,
+            _ => return None,
+        };
         let changed = lines.next()?.strip_prefix("changed ")?;
         let changed = (changed != "-").then_some(changed);
         let next_id = lines.next()?.strip_prefix("next-id ")?.parse().ok()?;
@@ -531,15 +697,26 @@ impl<'a> ServingView<'a> {
         let retired = lines
             .next_if(|line| line.starts_with("retired "))
             .map_or("", |line| &line["retired ".len()..]);
+        let (mut exclusions_changed, mut exclusions) = (None, Vec::new());
+        if v2 {
+            exclusions_changed = lines
+                .next_if(|line| line.starts_with("exclusions-changed "))
+                .map(|line| &line["exclusions-changed ".len()..]);
+            while let Some(line) = lines.next_if(|line| line.starts_with("exclude ")) {
+                let (target, until) = line["exclude ".len()..].split_once(' ')?;
+                exclusions.push((target.into(), end(until)?));
+            }
+        }
         let mut entries = Vec::new();
         for line in lines {
-            let mut fields = line.splitn(5, '\t');
+            let mut fields = line.splitn(if v2 { 6 } else { 5 }, '\t');
             let category = match fields.next()? {
                 "6" => None,
                 c => Some(*Category::ALL.get(c.parse::<usize>().ok()?)?),
             };
             let confidence: f64 = fields.next()?.parse().ok()?;
             let kind = fields.next()?;
+            let until = if v2 { end(fields.next()?)? } else { None };
             let a = fields.next()?.as_bytes();
             let b = fields.next()?.as_bytes();
             if !a.starts_with(b"{") || (kind == "s") == b.is_empty() {
@@ -548,6 +725,7 @@ impl<'a> ServingView<'a> {
             entries.push(ServingEntry {
                 category,
                 confidence,
+                until,
                 a: a.into(),
                 b: b.into(),
             });
@@ -556,8 +734,11 @@ impl<'a> ServingView<'a> {
             changed,
             next_id,
             retired,
+            exclusions_changed,
+            exclusions,
             entries,
             owned_changed: None,
+            owned_exclusions_changed: None,
         })
     }
 
@@ -574,6 +755,7 @@ impl<'a> ServingView<'a> {
                 ServingEntry {
                     category: p.category,
                     confidence: p.confidence,
+                    until: p.until,
                     a: a.into(),
                     b: b.into(),
                 }
@@ -583,14 +765,82 @@ impl<'a> ServingView<'a> {
             changed: None,
             next_id: doc.next_id,
             retired: "",
+            exclusions_changed: None,
+            exclusions: doc
+                .exclusions
+                .iter()
+                .map(|e| (e.excluded.stored().into(), e.until))
+                .collect(),
             entries,
             owned_changed: doc.changed.clone(),
+            owned_exclusions_changed: doc.exclusions_changed.clone(),
         })
     }
 
     /// Date of the latest change, from either layout.
     pub(crate) fn changed(&self) -> Option<&str> {
         self.changed.or(self.owned_changed.as_deref())
+    }
+
+    /// Date of the latest change to the exclusions, from either layout.
+    pub(crate) fn exclusions_changed(&self) -> Option<&str> {
+        self.exclusions_changed
+            .or(self.owned_exclusions_changed.as_deref())
+    }
+}
+
+/// A stored end: `-` for none, else milliseconds since the epoch. `None`:
+/// neither (not a record this core wrote).
+fn end(text: &str) -> Option<Option<Until>> {
+    match text {
+        "-" => Some(None),
+        ms => Until::from_stored(ms).map(Some),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
+mod tests {
+    use super::*;
+
+    /// Without its patterns, a record reads to the same exclusions and dates
+    /// as whole, in both versions, and to no pattern.
+    #[test]
+    fn a_record_read_without_its_patterns_keeps_everything_before_them() {
+        let now = UnixMillis(1_799_582_400_000);
+        let mut record = CustomPatterns::new();
+        let news = ["first noise", "second noise"]
+            .map(NewPattern::string)
+            .to_vec();
+        record.add_all(news, now).unwrap();
+        let v1 = record.encode();
+        record
+            .exclude(
+                vec![NewExclusion {
+                    id: Some("googlebot".into()),
+                    until: Some("2027-02-01".into()),
+                    ..NewExclusion::default()
+                }],
+                now,
+            )
+            .unwrap();
+        let v2 = record.encode();
+        for bytes in [&v1, &v2, &record.to_json()] {
+            let whole = ServingView::parse(bytes).unwrap();
+            let head = ServingView::parse_for(bytes, false).unwrap();
+            assert_eq!(head.exclusions, whole.exclusions);
+            assert_eq!(head.changed(), whole.changed());
+            assert_eq!(head.exclusions_changed(), whole.exclusions_changed());
+            assert_eq!(whole.entries.len(), 2);
+            let json = bytes.first() == Some(&b'{');
+            assert_eq!(head.entries.len(), if json { 2 } else { 0 });
+            assert_eq!(
+                ServingView::parse_for(bytes, true).unwrap().entries.len(),
+                2
+            );
+        }
+        assert_eq!(ServingView::parse(&v2).unwrap().exclusions.len(), 1);
+        assert!(ServingView::parse_for(b"garbage", false).is_none());
     }
 }
 

@@ -15,7 +15,7 @@
 //! | 7 | under the limit (sliding window) | 429, refunded | |
 //! | 8 | first request of a window: forget the counter two windows back | | delete it |
 //! | 9 | the parameters | 400 / 414 | |
-//! | 10 | the account's custom patterns, when included | (unreadable: 500) | get them |
+//! | 10 | the account's record: its custom patterns (when included) and its exclusions of built-ins | (unreadable: 500) | get it |
 //! | 11 | `If-None-Match` is current | 304, refunded | |
 //! | 12 | the pattern list | 200 | |
 //!
@@ -217,6 +217,7 @@ pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
         query: request.query().to_owned(),
         if_none_match,
         window: RateWindow::at(now),
+        now,
         hash,
         answers: Answers::default(),
     }
@@ -241,7 +242,7 @@ struct Answers {
     deleted: usize,
     /// The `last` record was moved to this window.
     marked: bool,
-    /// The account's custom-patterns record, as stored.
+    /// The account's record (custom patterns, exclusions), as stored.
     custom: Answer<Option<Vec<u8>>>,
 }
 
@@ -253,6 +254,9 @@ struct Exchange {
     query: String,
     if_none_match: Option<String>,
     window: RateWindow,
+    /// When the request came: what a pattern's or an exclusion's end is
+    /// compared with.
+    now: UnixMillis,
     hash: KeyHash,
     answers: Answers,
 }
@@ -338,21 +342,23 @@ impl Exchange {
             Ok(filter) => filter,
             Err(error) => return self.refuse(&error.into(), Some(allowance)),
         };
-        // 10. The account's custom patterns, when included.
+        // 10. The account's record: its custom patterns, when included, and
+        // its exclusions of built-ins, which apply to every answer (with
+        // `includeCustom=false` too: docs/CONTRACT.md), so it is read
+        // either way; one read, as the two live in one record.
         let custom = match &answers.custom {
-            _ if !filter.include_custom => None,
             None => {
                 let record = RecordKey::custom_patterns(&record.account);
                 return Next::Read(record, ReadOf::CustomPatterns);
             }
             Some(Err(StoreError)) => return self.refuse(&Rejection::StoreUnavailable, None),
             Some(Ok(None)) => None,
-            Some(Ok(Some(bytes))) => match ServingView::parse(bytes) {
+            Some(Ok(Some(bytes))) => match ServingView::parse_for(bytes, filter.include_custom) {
                 Some(view) => Some(view),
                 None => return self.refuse(&Rejection::CorruptRecord, Some(allowance)),
             },
         };
-        let (body, etag) = shape::render(self.variant, &filter, custom.as_ref());
+        let (body, etag) = shape::render(self.variant, &filter, custom.as_ref(), self.now);
         // 11. The client's copy is current: a cached response does not
         // count, so this request is refunded.
         if let Some(header) = &self.if_none_match

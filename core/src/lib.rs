@@ -60,12 +60,18 @@
 //! - **The store** (feature `endpoint`): [`RecordKind`] (with each kind's
 //!   lifetime), [`RecordKey`], [`StoreLabel`], [`Listing`], [`StoreError`], the records and their codecs
 //!   ([`KeyRecord`], [`CustomPatterns`], [`Counter`] and its [`CounterError`]), [`AccountId`],
-//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]).
+//!   [`ApiKey`], [`KeyHash`] (and [`KEY_PREFIX`], [`KEY_RANDOM_BYTES`]),
+//!   [`redact_keys`] for a log line of a client's text.
 //! - **A test double** (features `endpoint` and `memory-store`, off by
 //!   default): `MemoryStore`, the deterministic in-memory store of the
 //!   tests, benchmarks and the parity oracle; no shell serves from it.
 //! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
-//!   keys and custom patterns, with [`NewPattern`] and [`CustomPattern`].
+//!   keys, custom patterns and exclusions of built-ins, an account's export
+//!   and import, with [`NewPattern`], [`CustomPattern`], [`NewExclusion`],
+//!   [`Exclusion`], [`Excluded`] and [`Until`] (a pattern's or an
+//!   exclusion's end); [`admin_api`]: the admin HTTP API over them, with
+//!   its own steps (read, list, compare-and-swap), off unless a shell hands
+//!   in [`admin_api::AdminTokens`].
 //! - **The noise report** (feature `report`, off by default): [`report`],
 //!   an export of events read, matched and summed up, with every output of
 //!   the `report` command.
@@ -74,6 +80,8 @@
 
 #[cfg(feature = "endpoint")]
 pub mod admin;
+#[cfg(feature = "endpoint")]
+pub mod admin_api;
 #[cfg(feature = "endpoint")]
 mod auth;
 mod catalog;
@@ -84,7 +92,7 @@ mod error;
 mod event;
 #[cfg(feature = "endpoint")]
 mod exchange;
-mod exclusions;
+mod exclusion;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -110,12 +118,14 @@ mod syntax;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod tags;
 #[cfg(feature = "endpoint")]
+mod until;
+#[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod wire;
 
 pub use catalog::{BuiltinPattern, builtin_patterns, catalog_release};
 pub use event::{Event, Field, InvalidEvents, Match, Verdict};
-pub use exclusions::{Exclusions, InvalidExclusion};
+pub use exclusion::{Exclusions, InvalidExclusion};
 pub use matcher::Matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 pub use memory::MemoryStore;
@@ -127,10 +137,11 @@ pub use syntax::{MAX_REGEX_LEN, MIN_REGEX_LITERALS, SyntaxError, translate_regex
 pub use tags::Tags;
 #[cfg(feature = "endpoint")]
 pub use {
-    auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash},
+    auth::{ApiKey, KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash, redact_keys},
     custom::{CustomPattern, CustomPatterns, NewPattern},
     error::Rejection,
     exchange::{Delete, Get, Increment, Step, StoreError, SyncStore, handle, run},
+    exclusion::{EXCLUSION_KINDS, Excluded, Exclusion, NewExclusion},
     http::{Request, Response},
     params::{DEFAULT_INCLUDE_CUSTOM, MAX_CATEGORIES, MAX_QUERY_LEN, ParamError},
     rate::{
@@ -140,4 +151,5 @@ pub use {
     store::{
         AccountId, Counter, CounterError, KeyRecord, Listing, RecordKey, RecordKind, StoreLabel,
     },
+    until::Until,
 };

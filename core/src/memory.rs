@@ -8,11 +8,13 @@
 use std::collections::BTreeMap;
 
 use crate::admin;
+use crate::admin_api::AdminStore;
 use crate::auth::ApiKey;
 use crate::custom::NewPattern;
 use crate::exchange::{StoreError, SyncStore};
+use crate::exclusion::NewExclusion;
 use crate::rate::UnixMillis;
-use crate::store::{Counter, KeyRecord, RecordKey, StoreLabel};
+use crate::store::{Counter, KeyRecord, Listing, RecordKey, StoreLabel};
 
 /// Both store labels as ordered maps, values as the core encodes them
 /// (counters as [`Counter`] writes them).
@@ -66,6 +68,29 @@ impl MemoryStore {
         let change = admin::add_patterns(self.value(&record), patterns, now)?;
         self.set(&record, change.value);
         Ok(change.ids)
+    }
+
+    /// With `exclusions` added to `account`'s record.
+    ///
+    /// # Panics
+    /// If the account or an exclusion is refused.
+    pub fn with_exclusions(mut self, account: &str, exclusions: Vec<NewExclusion>) -> MemoryStore {
+        self.add_exclusions(account, exclusions, SEEDED_AT)
+            .unwrap_or_else(|refusal| panic!("{refusal}"));
+        self
+    }
+
+    /// Adds exclusions to an account at `now`, as the admin tool would.
+    pub fn add_exclusions(
+        &mut self,
+        account: &str,
+        exclusions: Vec<NewExclusion>,
+        now: UnixMillis,
+    ) -> Result<(), admin::AdminRefusal> {
+        let record = admin::patterns_record(account)?;
+        let change = admin::add_exclusions(self.value(&record), exclusions, now)?;
+        self.set(&record, change.value);
+        Ok(())
     }
 
     /// Revokes `key` at `now`, as the admin tool would.
@@ -141,5 +166,35 @@ impl SyncStore for MemoryStore {
         self.entries
             .remove(&(record.label(), record.key().to_owned()));
         Ok(())
+    }
+}
+
+impl AdminStore for MemoryStore {
+    fn list(&mut self, listing: &Listing) -> Result<Vec<String>, StoreError> {
+        if self.failing {
+            return Err(StoreError);
+        }
+        Ok(self
+            .keys(listing.label())
+            .into_iter()
+            .filter(|k| k.starts_with(listing.prefix()))
+            .map(str::to_owned)
+            .collect())
+    }
+
+    fn swap(
+        &mut self,
+        record: &RecordKey,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, StoreError> {
+        if self.failing {
+            return Err(StoreError);
+        }
+        if self.value(record) != expected {
+            return Ok(false);
+        }
+        self.set(record, value.to_vec());
+        Ok(true)
     }
 }

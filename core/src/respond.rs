@@ -8,6 +8,7 @@
 //! | [`not_modified`] | 304 | caching, rate, CORS |
 //! | [`refusal`] | the [`Rejection`]'s | `content-type`, `no-store`, the refusal's own (`www-authenticate`, `allow`, `retry-after`), rate once the key is counted, CORS |
 //! | [`preflight`] | 204 | `no-store`, `allow`, the CORS preflight headers |
+//! | [`admin`] | the admin API's | `content-type`, `no-store`; no CORS header (`admin_api.rs`) |
 
 use std::borrow::Cow;
 
@@ -95,6 +96,24 @@ pub(crate) fn refusal(head: bool, rejection: &Rejection, allowance: Option<Allow
     }
     push_cors(&mut response);
     response
+}
+
+/// An answer of the admin API: JSON, never kept by a cache, and without the
+/// CORS headers of the endpoint, so a page of another origin cannot read it.
+/// The caller adds a refusal's own header (`www-authenticate`, `allow`).
+pub(crate) fn admin(head: bool, status: u16, body: Vec<u8>) -> Response {
+    Response {
+        status,
+        headers: vec![
+            ("content-type", "application/json".into()),
+            ("cache-control", "no-store".into()),
+        ],
+        body: if head {
+            Cow::Borrowed(&[])
+        } else {
+            Cow::Owned(body)
+        },
+    }
 }
 
 /// The CORS preflight answer: browsers send it without credentials.

@@ -7,12 +7,16 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::catalog::{self, Rendered};
 use crate::custom::ServingView;
+use crate::exclusion::Excluding;
 use crate::params::Filter;
-use crate::pattern::{Category, Variant};
+use crate::pattern::{Category, Kind, Variant};
+use crate::rate::UnixMillis;
 
-/// Renders the pattern list for `filter`: the built-ins in catalog order
-/// (category as in the category table of docs/CONTRACT.md, then confidence, highest first, then id),
-/// then the account's custom patterns in the order they were added. Returns
+/// Renders the pattern list for `filter` at `now`: the built-ins in catalog
+/// order (category as in the category table of docs/CONTRACT.md, then
+/// confidence, highest first, then id) without those the account excludes,
+/// then the account's custom patterns in the order they were added, but
+/// those whose end has passed. Returns
 /// the body (borrowed when it is the variant's usual answer, which is made
 /// once: the most common body is not copied per request) and its strong
 /// ETag.
@@ -26,6 +30,7 @@ pub(crate) fn render(
     variant: Variant,
     filter: &Filter,
     custom: Option<&ServingView<'_>>,
+    now: UnixMillis,
 ) -> (Cow<'static, [u8]>, String) {
     // The answer most requests get (no parameter, no custom pattern listed)
     // is made once, when first asked for, and then sent as it is instead of
@@ -36,7 +41,19 @@ pub(crate) fn render(
     if custom.is_none() && *filter == Filter::default() {
         return (Cow::Borrowed(&usual.body), usual.plan.etag.clone());
     }
-    let plan = Plan::new(variant, filter, custom);
+    // Resolved only for an account that has exclusions: the others take
+    // the path they always took.
+    let excluding = custom
+        .filter(|view| !view.exclusions.is_empty())
+        .and_then(|view| {
+            Excluding::at(
+                view.exclusions
+                    .iter()
+                    .map(|(t, until)| (t.as_ref(), *until)),
+                now,
+            )
+        });
+    let plan = Plan::new(variant, filter, custom, excluding.as_ref(), now);
     let body = if plan.same_bytes(&usual.plan) {
         Cow::Borrowed(&usual.body[..])
     } else {
@@ -56,10 +73,16 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(variant: Variant, filter: &Filter, custom: Option<&ServingView<'_>>) -> Plan {
+    fn new(
+        variant: Variant,
+        filter: &Filter,
+        custom: Option<&ServingView<'_>>,
+        excluding: Option<&Excluding>,
+        now: UnixMillis,
+    ) -> Plan {
         let rendered = Rendered::of(variant);
         let fragments = rendered.bytes();
-        let head = head(variant, version(filter, custom));
+        let head = head(variant, &version(filter, custom, now));
         let mut hasher = Xxh3::new();
         hasher.update(&catalog::DIGEST.to_le_bytes());
         hasher.update(&[variant as u8]);
@@ -67,17 +90,49 @@ impl Plan {
         // The built-ins: spans of the rendered catalog (those of adjacent
         // categories join into one; at most one per category).
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(Category::ALL.len());
+        // Each wanted category's run, as the usual path hashes it.
+        let mut runs: Vec<(u32, u32)> = Vec::with_capacity(Category::ALL.len());
+        let mut left_out = false;
+        let excluded = excluding.map(|x| (x, excluded_entries(variant, &x.patterns)));
         for category in Category::ALL {
-            if filter.wants(category) {
-                let (from, to) = rendered.category_span(category, filter.min_confidence);
+            if !filter.wants(category) {
+                continue;
+            }
+            let (from, to) = rendered.category_span(category, filter.min_confidence);
+            runs.push((from, to));
+            match &excluded {
+                None => push_span(&mut spans, from as usize, to as usize),
+                Some((x, _)) if x.category(category) => left_out |= from != to,
+                Some((_, entries)) => {
+                    let listed = rendered.category_entries(category, filter.min_confidence);
+                    let first = entries.partition_point(|&e| e < listed.start);
+                    let mut from = from;
+                    for &entry in entries[first..].iter().take_while(|&&e| e < listed.end) {
+                        let (start, end) = rendered.entry_span(entry);
+                        push_span(&mut spans, from as usize, start as usize);
+                        from = end;
+                        left_out = true;
+                    }
+                    push_span(&mut spans, from as usize, to as usize);
+                }
+            }
+        }
+        if left_out {
+            // The spans copied say which built-in bytes the body holds:
+            // after a mark no run of the usual path hashes to (those are
+            // pairs of u32), the spans themselves.
+            hasher.update(&u64::MAX.to_le_bytes());
+            hasher.update(&(spans.len() as u64).to_le_bytes());
+            for &(from, to) in &spans {
+                hasher.update(&(from as u64).to_le_bytes());
+                hasher.update(&(to as u64).to_le_bytes());
+            }
+        } else {
+            // Nothing listed was excluded (or nothing is): the body is the
+            // one without exclusions, and so is its tag.
+            for (from, to) in runs {
                 hasher.update(&from.to_le_bytes());
                 hasher.update(&to.to_le_bytes());
-                let (from, to) = (from as usize, to as usize);
-                match spans.last_mut() {
-                    _ if from == to => {}
-                    Some(last) if last.1 == from => last.1 = to,
-                    _ => spans.push((from, to)),
-                }
             }
         }
         // Then the custom patterns and the end of the list.
@@ -85,7 +140,9 @@ impl Plan {
         if let Some(custom) = custom.filter(|_| filter.include_custom) {
             tail.reserve(custom.entries.iter().map(|e| e.a.len() + 1).sum::<usize>() + 2);
             for entry in &custom.entries {
-                if !filter.wants_custom(entry.category, entry.confidence) {
+                if !filter.wants_custom(entry.category, entry.confidence)
+                    || entry.until.is_some_and(|until| until.has_passed(now))
+                {
                     continue;
                 }
                 let json = match variant {
@@ -151,6 +208,43 @@ impl Plan {
     }
 }
 
+/// Adds the bytes `from..to` of the rendered catalog to the body's spans:
+/// nothing when empty, joined to the last span when they follow it.
+fn push_span(spans: &mut Vec<(usize, usize)>, from: usize, to: usize) {
+    match spans.last_mut() {
+        _ if from == to => {}
+        Some(last) if last.1 == from => last.1 = to,
+        _ => spans.push((from, to)),
+    }
+}
+
+/// Where the built-ins at these places of the catalog (ascending) are
+/// listed in `variant`'s rendering, ascending: Variant A lists every
+/// built-in in catalog order; Variant B the same without the regexes.
+fn excluded_entries(variant: Variant, patterns: &[usize]) -> Vec<usize> {
+    match variant {
+        Variant::A => patterns.to_vec(),
+        Variant::B => {
+            let mut entries = Vec::with_capacity(patterns.len());
+            let (mut regexes, mut next) = (0, 0);
+            for (at, pattern) in catalog::builtin_patterns().iter().enumerate() {
+                let Some(&wanted) = patterns.get(next) else {
+                    break;
+                };
+                let regex = pattern.kind == Kind::Regex;
+                if wanted == at {
+                    if !regex {
+                        entries.push(at - regexes);
+                    }
+                    next += 1;
+                }
+                regexes += usize::from(regex);
+            }
+            entries
+        }
+    }
+}
+
 /// The start of a body, up to the pattern list's `[`.
 fn head(variant: Variant, version: &str) -> Vec<u8> {
     let mut head = Vec::with_capacity(64);
@@ -182,20 +276,51 @@ fn usual(variant: Variant) -> &'static Usual {
         Variant::B => &B,
     };
     made.get_or_init(|| {
-        let plan = Plan::new(variant, &Filter::default(), None);
+        let plan = Plan::new(variant, &Filter::default(), None, None, UnixMillis(0));
         let body = plan.assemble();
         Usual { plan, body }
     })
 }
 
-/// Variant A's `version`: the catalog's release date, or the account's latest
-/// custom-pattern change when custom patterns are included and it is later.
-fn version<'a>(filter: &Filter, custom: Option<&'a ServingView<'_>>) -> &'a str {
-    let release = catalog::catalog_release();
-    match custom.and_then(ServingView::changed) {
-        Some(changed) if filter.include_custom && changed > release => changed,
-        _ => release,
+/// Variant A's `version`: the catalog's release date, or the date of the
+/// latest change to what the account makes of the list, when later: an add
+/// or remove of a custom pattern, or the end of one, when custom patterns
+/// are included; a change to its exclusions, or the end of one, always (they
+/// apply to every answer). Ends count from `now` on: the day a pattern
+/// stops being served, the list changed.
+fn version<'a>(
+    filter: &Filter,
+    custom: Option<&'a ServingView<'_>>,
+    now: UnixMillis,
+) -> Cow<'a, str> {
+    let mut latest = Cow::Borrowed(catalog::catalog_release());
+    let Some(view) = custom else {
+        return latest;
+    };
+    let mut consider = |date: Cow<'a, str>| {
+        if date > latest {
+            latest = date;
+        }
+    };
+    if filter.include_custom {
+        if let Some(changed) = view.changed() {
+            consider(Cow::Borrowed(changed));
+        }
+        for until in view.entries.iter().filter_map(|e| e.until) {
+            if until.has_passed(now) {
+                consider(Cow::Owned(until.date()));
+            }
+        }
     }
+    if let Some(changed) = view.exclusions_changed() {
+        consider(Cow::Borrowed(changed));
+    }
+    for &(_, until) in &view.exclusions {
+        if let Some(until) = until.filter(|until| until.has_passed(now)) {
+            consider(Cow::Owned(until.date()));
+        }
+    }
+    latest
 }
 
 /// Whether an `If-None-Match` header value matches `etag` (RFC 9110 13.1.2:
@@ -217,14 +342,14 @@ mod tests {
     #[test]
     fn usual_answer_is_the_planned_answer() {
         for variant in [Variant::A, Variant::B] {
-            let planned = Plan::new(variant, &Filter::default(), None);
-            let (body, etag) = render(variant, &Filter::default(), None);
+            let planned = Plan::new(variant, &Filter::default(), None, None, UnixMillis(0));
+            let (body, etag) = render(variant, &Filter::default(), None, UnixMillis(0));
             assert!(matches!(body, Cow::Borrowed(_)));
             assert_eq!(*body, *planned.assemble());
             assert_eq!(etag, planned.etag);
 
             let spelled = Filter::parse("minConfidence=0.5", variant).expect("a valid query");
-            assert_eq!(render(variant, &spelled, None), (body, etag));
+            assert_eq!(render(variant, &spelled, None, UnixMillis(0)), (body, etag));
         }
     }
 }

@@ -1,151 +1,313 @@
-//! Exclusions: a matcher without the patterns an exclusion names gives, on
-//! every event of the evaluation set, the verdicts of a matcher built from
-//! the remaining patterns; refusals name the entry.
+// Needs the core's `endpoint` feature (default), as the fixtures do.
+#![cfg(feature = "endpoint")]
+//! An account's exclusions of built-ins and the ends of its custom
+//! patterns, as the endpoint applies them: what leaves an answer, when, and
+//! what stays exactly as it was.
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
-#[path = "support/eval.rs"]
-mod eval;
-use noise_filter_core::{Event, Exclusions, Kind, Matcher, MatcherPattern, builtin_patterns};
+mod support;
 
-/// What Playwright's and Puppeteer's Chromium sends.
-const HEADLESS: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
-                        HeadlessChrome/131.0.0.0 Safari/537.36";
+use noise_filter_core::{
+    Kind, NewExclusion, NewPattern, UnixMillis, admin, builtin_patterns, catalog_release,
+};
+use proptest::prelude::*;
+use serde_json::Value;
+use support::{World, ids, json};
 
-fn headless_event() -> Event {
-    Event {
-        message: Some("TypeError: order.total is undefined".into()),
-        user_agent: Some(HEADLESS.into()),
-        ..Event::default()
+fn by_id(id: &str) -> NewExclusion {
+    NewExclusion {
+        id: Some(id.to_owned()),
+        ..NewExclusion::default()
     }
 }
 
-fn ids(matcher: &Matcher) -> Vec<&str> {
-    matcher.patterns().iter().map(|p| p.id.as_str()).collect()
+fn by_category(category: &str) -> NewExclusion {
+    NewExclusion {
+        category: Some(category.to_owned()),
+        ..NewExclusion::default()
+    }
 }
 
-#[test]
-fn a_headless_browser_is_bot_traffic_until_its_pattern_is_excluded() {
-    let all = Matcher::builtin_default();
-    let verdict = all.classify(&headless_event());
-    let matched: Vec<&str> = verdict.matches.iter().map(|m| m.id).collect();
-    assert_eq!(matched, ["headless-chrome"]);
-
-    let without = Exclusions::default().with_ids(["headless-chrome"]).unwrap();
-    let e2e = Matcher::builtin_excluding(0.5, &without);
-    assert!(!e2e.is_noise(&headless_event()));
-    assert_eq!(e2e.patterns().len(), all.patterns().len() - 1);
-}
-
-#[test]
-fn builtin_excluding_holds_the_builtin_patterns_less_the_excluded_in_order() {
-    let exclusions = Exclusions::default()
-        .with_ids(["headless-chrome", "no-such-id"])
-        .unwrap()
-        .with_categories(["NETWORK_ISSUE", "known-library"])
+fn exclude(world: &mut World, account: &str, exclusions: Vec<NewExclusion>) {
+    let now = world.now;
+    world
+        .store
+        .add_exclusions(account, exclusions, now)
         .unwrap();
-    for min in [0.0, 0.5, 0.9] {
-        let expected: Vec<&str> = builtin_patterns()
-            .iter()
-            .filter(|p| p.confidence >= min && p.id != "headless-chrome")
-            .filter(|p| {
-                !matches!(
-                    p.category.name(noise_filter_core::Variant::A),
-                    "network-issue" | "known-library"
-                )
-            })
-            .map(|p| p.id)
-            .collect();
-        let matcher = Matcher::builtin_excluding(min, &exclusions);
-        assert_eq!(ids(&matcher), expected, "min {min}");
+}
+
+/// `body` without the patterns `drop` says to leave out: what an answer
+/// with those exclusions must be.
+fn without(body: &Value, drop: impl Fn(&Value) -> bool) -> Value {
+    let mut body = body.clone();
+    let patterns = body["patterns"].as_array_mut().unwrap();
+    patterns.retain(|p| !drop(p));
+    body
+}
+
+/// A built-in substring and a built-in regex, listed by default.
+fn a_string_and_a_regex() -> (&'static str, &'static str) {
+    let string = builtin_patterns()
+        .iter()
+        .find(|p| p.kind == Kind::String && p.confidence >= 0.5)
+        .unwrap();
+    let regex = builtin_patterns()
+        .iter()
+        .find(|p| p.kind == Kind::Regex && p.confidence >= 0.5)
+        .unwrap();
+    (string.id, regex.id)
+}
+
+#[test]
+fn an_excluded_id_leaves_both_variants_and_nothing_else_changes() {
+    let (mut world, key) = support::acme();
+    let other = world.key("other");
+    let before_a = world.get("/v1/filters", &key);
+    let before_b = world.get("/api/v1/filters", &key);
+    let other_before = world.get("/v1/filters", &other);
+    exclude(&mut world, "acme", vec![by_id("googlebot")]);
+
+    let after_a = world.get("/v1/filters", &key);
+    let after_b = world.get("/api/v1/filters", &key);
+    for (before, after) in [(&before_a, &after_a), (&before_b, &after_b)] {
+        assert_eq!(after.status, 200);
+        assert!(ids(before).contains(&"googlebot".to_owned()));
         assert_eq!(
-            ids(&Matcher::builtin(min).excluding(&exclusions)),
-            expected,
-            "min {min}"
+            json(after),
+            without(&json(before), |p| p["id"] == "googlebot"),
+            "only googlebot leaves; the shape and every other byte stay"
         );
+        assert_ne!(after.header("etag"), before.header("etag"));
     }
+    // The other account's answer keeps its bytes and its tag.
+    let other_after = world.get("/v1/filters", &other);
+    assert_eq!(other_after.body, other_before.body);
+    assert_eq!(other_after.header("etag"), other_before.header("etag"));
 }
 
 #[test]
-fn no_exclusion_changes_nothing() {
-    let none = Exclusions::default();
-    assert!(none.is_empty());
+fn a_regex_exclusion_leaves_variant_b_exactly_as_it_was() {
+    let (mut world, key) = support::acme();
+    let (_, regex) = a_string_and_a_regex();
+    let before_b = world.get("/api/v1/filters", &key);
+    let before_a = world.get("/v1/filters", &key);
+    exclude(&mut world, "acme", vec![by_id(regex)]);
+    let after_b = world.get("/api/v1/filters", &key);
+    assert_eq!(after_b.body, before_b.body, "B lists no regex");
+    assert_eq!(after_b.header("etag"), before_b.header("etag"));
+    let after_a = world.get("/v1/filters", &key);
     assert_eq!(
-        Matcher::builtin_excluding(0.5, &none).patterns(),
-        Matcher::builtin_default().patterns()
+        json(&after_a),
+        without(&json(&before_a), |p| p["id"] == regex)
     );
 }
 
-/// Every verdict of the excluding matcher is the one of a matcher built from
-/// the remaining patterns, on the 400 evaluation events: leaving a category
-/// out removes its matches and nothing else.
 #[test]
-fn verdicts_are_those_of_the_remaining_patterns() {
-    let all = Matcher::builtin(0.0);
-    for category in ["bot-traffic", "BROWSER_EXTENSION", "other"] {
-        let exclusions = Exclusions::default().with_categories([category]).unwrap();
-        let excluding = all.excluding(&exclusions);
-        let remaining: Vec<MatcherPattern> = all
-            .patterns()
-            .iter()
-            .filter(|p| !exclusions.excludes(p))
-            .cloned()
-            .collect();
-        assert!(remaining.len() < all.patterns().len());
-        let rebuilt = Matcher::new(remaining).unwrap();
-        let mut removed = 0;
-        for event in eval::events().iter().map(eval::LabelledEvent::event) {
-            let expected = rebuilt.classify(&event);
-            assert_eq!(excluding.classify(&event), expected, "{event:?}");
-            assert_eq!(excluding.is_noise(&event), expected.noise, "{event:?}");
-            removed += usize::from(all.is_noise(&event) && !expected.noise);
-        }
-        assert!(
-            removed > 0,
-            "excluding {category} changed no verdict of the evaluation set"
-        );
-    }
-}
-
-#[test]
-fn an_accounts_patterns_are_excluded_by_their_id_or_category() {
-    let own = |id: &str, category: &str| MatcherPattern {
-        id: id.into(),
-        pattern: format!("{id}.js"),
-        kind: Kind::String,
-        category: category.into(),
-        confidence: 1.0,
-    };
-    let matcher = Matcher::new([
-        own("custom-1", "custom"),
-        own("custom-2", "bot-traffic"),
-        own("custom-3", "OTHER"),
-    ])
-    .unwrap();
-    let by_category = Exclusions::default()
-        .with_categories(["custom", "other"])
-        .unwrap();
-    assert_eq!(ids(&matcher.excluding(&by_category)), ["custom-2"]);
-    let by_id = Exclusions::default().with_ids(["custom-2"]).unwrap();
-    assert_eq!(ids(&matcher.excluding(&by_id)), ["custom-1", "custom-3"]);
-}
-
-#[test]
-fn refusals_name_the_entry() {
-    let refused = Exclusions::default()
-        .with_categories(["bot-traffic", "bots"])
-        .unwrap_err();
-    assert_eq!(
-        refused.to_string(),
-        "exclude: categories[1]: `bots` is not a category (browser-extension, \
-         third-party-script, bot-traffic, network-issue, known-library, other, custom, \
-         or Variant B's spelling of one)"
-    );
-    let refused = Exclusions::default().with_ids(["a", ""]).unwrap_err();
-    assert_eq!(refused.to_string(), "exclude: ids[1]: empty");
-    // Case is part of the spelling, as in the endpoint's `categories`.
+fn a_category_exclusion_turns_off_built_ins_not_the_accounts_own_patterns() {
+    let (mut world, key) = support::acme();
+    let before = world.get("/v1/filters", &key);
+    exclude(&mut world, "acme", vec![by_category("BOT_TRAFFIC")]);
+    let after = world.get("/v1/filters", &key);
+    let expected = without(&json(&before), |p| {
+        p["category"] == "bot-traffic" && !p["id"].as_str().unwrap().starts_with("custom-")
+    });
+    assert_eq!(json(&after), expected);
     assert!(
-        Exclusions::default()
-            .with_categories(["Bot-Traffic"])
-            .is_err()
+        ids(&after).contains(&"custom-3".to_owned()),
+        "AcmeCrawler/ stays"
     );
+    // The parameter and the exclusion together: nothing of the category
+    // but the account's own.
+    let only_bots = world.get("/api/v1/filters?categories=BOT_TRAFFIC", &key);
+    assert_eq!(ids(&only_bots), ["custom-3"]);
+}
+
+#[test]
+fn exclusions_apply_with_include_custom_false_too() {
+    let (mut world, key) = support::acme();
+    let target = "/api/v1/filters?includeCustom=false";
+    let before = world.get(target, &key);
+    exclude(&mut world, "acme", vec![by_id("googlebot")]);
+    let after = world.get(target, &key);
+    assert_eq!(
+        json(&after),
+        without(&json(&before), |p| p["id"] == "googlebot")
+    );
+    assert!(ids(&after).iter().all(|id| !id.starts_with("custom-")));
+}
+
+#[test]
+fn an_account_without_exclusions_gets_the_answer_it_always_got() {
+    // An account whose record holds only patterns reads the same record
+    // bytes and gets the same answers as before exclusions existed: the
+    // record is version 1, its layout unchanged (custom.rs).
+    let (mut world, key) = support::acme();
+    let record = admin::patterns_record("acme").unwrap();
+    let stored = world.store.value(&record).unwrap().to_vec();
+    assert!(stored.starts_with(b"nf-custom-patterns 1\n"));
+    assert!(!String::from_utf8_lossy(&stored).contains("exclu"));
+    // includeCustom=false now reads the record (for exclusions) and still
+    // gets the catalog's own answer: the same bytes as an account with no
+    // record at all.
+    let none = world.key("nobody");
+    let target = "/v1/filters?includeCustom=false";
+    let with_record = world.get(target, &key);
+    let without_record = world.get(target, &none);
+    assert_eq!(with_record.body, without_record.body);
+    assert_eq!(with_record.header("etag"), without_record.header("etag"));
+}
+
+#[test]
+fn an_exclusion_ends_at_its_until_and_the_version_says_when() {
+    let mut world = World::new();
+    // 2027-01-10T12:00:00Z, after the catalog's release.
+    world.now = UnixMillis(1_799_582_400_000);
+    let key = world.key("acme");
+    let plain = world.get("/v1/filters", &key);
+    assert_eq!(json(&plain)["version"], catalog_release());
+    exclude(
+        &mut world,
+        "acme",
+        vec![NewExclusion {
+            until: Some("2027-01-15".into()),
+            ..by_id("googlebot")
+        }],
+    );
+    let excluded = world.get("/v1/filters", &key);
+    assert!(!ids(&excluded).contains(&"googlebot".to_owned()));
+    assert_eq!(
+        json(&excluded)["version"],
+        "2027-01-10",
+        "the day it was added"
+    );
+    // A millisecond before its end it still applies; from its end on the
+    // built-in is back, the body otherwise as without the exclusion.
+    world.now = UnixMillis(1_799_971_200_000 - 1);
+    assert_eq!(world.get("/v1/filters", &key).body, excluded.body);
+    world.now = UnixMillis(1_799_971_200_000);
+    let ended = world.get("/v1/filters", &key);
+    assert_eq!(json(&ended)["version"], "2027-01-15");
+    let mut expected = json(&plain);
+    expected["version"] = "2027-01-15".into();
+    assert_eq!(json(&ended), expected);
+    assert_ne!(ended.header("etag"), excluded.header("etag"));
+}
+
+#[test]
+fn a_custom_pattern_is_served_until_its_end_and_its_etag_changes_then() {
+    let mut world = World::new();
+    world.now = UnixMillis(1_799_582_400_000); // 2027-01-10T12:00:00Z
+    let key = world.key("acme");
+    world.custom(
+        "acme",
+        serde_json::json!([
+            {"pattern": "release 4.2 noise", "until": "2027-01-11T06:00:00Z"},
+            {"pattern": "kept for good"}
+        ]),
+    );
+    let served = world.get("/v1/filters?categories=custom", &key);
+    assert_eq!(ids(&served), ["custom-1", "custom-2"]);
+    assert_eq!(json(&served)["version"], "2027-01-10");
+    let etag = served.header("etag").unwrap().to_owned();
+    // A client that revalidates after the end gets the new list.
+    world.now = UnixMillis(1_799_647_200_000); // 2027-01-11T06:00:00Z
+    let auth = format!("Bearer {key}");
+    let after = world.request(
+        "GET",
+        "/v1/filters?categories=custom",
+        &[("authorization", &auth), ("if-none-match", &etag)],
+    );
+    assert_eq!(after.status, 200, "the end changed the answer");
+    assert_eq!(ids(&after), ["custom-2"]);
+    assert_eq!(json(&after)["version"], "2027-01-11");
+    assert_ne!(after.header("etag"), Some(etag.as_str()));
+    // The pattern stays in the record (listed with its end) until removed.
+    let record = admin::patterns_record("acme").unwrap();
+    let listed = admin::read_patterns(world.store.value(&record)).unwrap();
+    assert_eq!(listed.patterns.len(), 2);
+    assert_eq!(
+        listed.patterns[0].until.map(|u| u.to_string()),
+        Some("2027-01-11T06:00:00Z".into())
+    );
+}
+
+#[test]
+fn an_end_in_the_past_is_stored_and_never_served() {
+    let (mut world, key) = support::acme();
+    let now = world.now;
+    world
+        .store
+        .add_patterns(
+            "acme",
+            vec![NewPattern {
+                until: Some("2020-01-01".into()),
+                ..NewPattern::string("long gone noise")
+            }],
+            now,
+        )
+        .unwrap();
+    assert!(!ids(&world.get("/v1/filters", &key)).contains(&"custom-4".to_owned()));
+}
+
+#[test]
+fn a_bad_until_is_refused_and_nothing_is_written() {
+    let (mut world, _) = support::acme();
+    let record = admin::patterns_record("acme").unwrap();
+    let stored = world.store.value(&record).unwrap().to_vec();
+    let now = world.now;
+    let refused = world.store.add_patterns(
+        "acme",
+        vec![NewPattern {
+            until: Some("next tuesday".into()),
+            ..NewPattern::string("some noise")
+        }],
+        now,
+    );
+    let text = refused.unwrap_err().to_string();
+    assert!(
+        text.contains("until: \"next tuesday\" is not a date"),
+        "{text}"
+    );
+    assert!(text.ends_with("nothing written"), "{text}");
+    assert_eq!(world.store.value(&record).unwrap(), stored);
+}
+
+fn listed_by_default() -> Vec<&'static str> {
+    builtin_patterns()
+        .iter()
+        .filter(|p| p.confidence >= 0.5)
+        .map(|p| p.id)
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Any set of ids excluded, with any threshold, in both variants: the
+    /// answer is the one without exclusions less exactly those patterns,
+    /// and its tag differs exactly when its bytes do.
+    #[test]
+    fn any_exclusions_leave_exactly_their_patterns_out(
+        picks in proptest::collection::vec(any::<proptest::sample::Index>(), 1..40),
+        min in prop_oneof![Just("0"), Just("0.5"), Just("0.9")],
+        variant_b in any::<bool>(),
+    ) {
+        let all = listed_by_default();
+        let excluded: Vec<&str> = picks.iter().map(|i| all[i.index(all.len())]).collect();
+        let (mut world, key) = support::acme();
+        let path = if variant_b { "/api/v1/filters" } else { "/v1/filters" };
+        let target = format!("{path}?minConfidence={min}");
+        let before = world.get(&target, &key);
+        exclude(&mut world, "acme", excluded.iter().map(|id| by_id(id)).collect());
+        let after = world.get(&target, &key);
+        let expected = without(&json(&before), |p| excluded.iter().any(|id| p["id"] == *id));
+        prop_assert_eq!(json(&after), expected);
+        if after.body == before.body {
+            // Every id excluded was below the threshold: the same answer,
+            // the same tag (a client's cached copy stays good).
+            prop_assert_eq!(after.header("etag"), before.header("etag"));
+        } else {
+            prop_assert_ne!(after.header("etag"), before.header("etag"));
+        }
+    }
 }

@@ -275,6 +275,7 @@ fn catalog_plus_custom_patterns_compile_once() {
         category: None,
         confidence: 1.0,
         source: "test".into(),
+        until: None,
     };
     let all = builtin_patterns()
         .iter()

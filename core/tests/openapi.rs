@@ -17,6 +17,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use noise_filter_core::admin_api::{self, AdminTokens};
 use noise_filter_core::{
     AccountId, ApiKey, CUSTOM_CATEGORY_A, Category, DEFAULT_INCLUDE_CUSTOM, DEFAULT_MIN_CONFIDENCE,
     KEY_PREFIX, KEY_RANDOM_BYTES, KeyHash, Kind, MAX_CATEGORIES, MAX_QUERY_LEN,
@@ -143,7 +144,13 @@ fn document_is_openapi_3_1_and_every_ref_resolves() {
         .as_object()
         .unwrap()
         .values()
-        .flat_map(|p| ["get", "head", "options"].map(|m| p[m]["operationId"].as_str().unwrap()))
+        .flat_map(|p| {
+            p.as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| ["get", "head", "options", "post", "delete"].contains(&k.as_str()))
+                .map(|(_, o)| o["operationId"].as_str().unwrap())
+        })
         .collect();
     let unique: BTreeSet<&str> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len(), "operationIds are unique: {ids:?}");
@@ -152,11 +159,13 @@ fn document_is_openapi_3_1_and_every_ref_resolves() {
 #[test]
 fn paths_are_exactly_the_variants_each_with_get_head_and_options() {
     let doc = doc();
+    // Outside the admin API (its own test below).
     let documented: Vec<&str> = doc["paths"]
         .as_object()
         .unwrap()
         .keys()
         .map(String::as_str)
+        .filter(|path| !admin_api::is_admin(path))
         .collect();
     let served: BTreeSet<&str> = Variant::ALL.map(|v| v.path()).into_iter().collect();
     assert_eq!(
@@ -1338,6 +1347,21 @@ fn validate(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut V
                     }
                 }
             }
+            "oneOf" => {
+                let fits = argument
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|sub| {
+                        let mut sub_errors = Vec::new();
+                        validate(doc, sub, value, at, &mut sub_errors);
+                        sub_errors.is_empty()
+                    })
+                    .count();
+                if fits != 1 {
+                    errors.push(format!("{at}: {value} fits {fits} of oneOf, not one"));
+                }
+            }
             "minItems" | "maxItems" => {
                 if let Some(items) = value.as_array() {
                     let bound = argument.as_u64().unwrap() as usize;
@@ -1478,4 +1502,398 @@ fn the_validator_refuses_what_it_should() {
         &mut errors,
     );
     assert_eq!(errors.len(), 2);
+}
+
+// ---------------------------------------------------------------------------
+// The admin API (tag `Admin`): its paths are the core's routes, and every
+// answer the core gives is documented for its operation and status.
+
+const ADMIN_TOKEN: &str = "an-admin-token-for-the-document-0123456789";
+
+/// `/admin/v1/…` for a route template of the core.
+fn admin_path(route: &str) -> String {
+    format!("/admin/v1/{route}")
+}
+
+#[test]
+fn admin_paths_are_the_cores_routes_with_their_methods() {
+    let doc = doc();
+    let documented: BTreeMap<&str, BTreeSet<String>> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| admin_api::is_admin(path))
+        .map(|(path, item)| {
+            let methods = item
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| !matches!(k.as_str(), "summary" | "description" | "parameters"))
+                .map(|k| k.to_ascii_uppercase())
+                .collect();
+            (path.as_str(), methods)
+        })
+        .collect();
+    let served: BTreeMap<String, BTreeSet<String>> = admin_api::ROUTES
+        .iter()
+        .map(|(route, methods)| {
+            (
+                admin_path(route),
+                methods.split(", ").map(str::to_owned).collect(),
+            )
+        })
+        .collect();
+    let documented: BTreeMap<String, BTreeSet<String>> = documented
+        .into_iter()
+        .map(|(p, m)| (p.to_owned(), m))
+        .collect();
+    assert_eq!(documented, served);
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        if !admin_api::is_admin(path) {
+            continue;
+        }
+        for (method, operation) in item.as_object().unwrap() {
+            assert_eq!(
+                operation["tags"],
+                serde_json::json!(["Admin"]),
+                "{method} {path}"
+            );
+            assert_eq!(
+                operation["security"],
+                serde_json::json!([{"adminToken": []}]),
+                "{method} {path}"
+            );
+        }
+    }
+    // The token's bounds and texts, as the core has them.
+    let scheme = doc["components"]["securitySchemes"]["adminToken"]["description"]
+        .as_str()
+        .unwrap();
+    for needle in [
+        "Missing or invalid Authorization header",
+        "Invalid admin token",
+        "constant time",
+    ] {
+        assert!(scheme.contains(needle), "adminToken says {needle:?}");
+    }
+    let bearer = doc["components"]["securitySchemes"]["adminToken"]["bearerFormat"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        bearer,
+        format!(
+            "{} to {} visible ASCII characters",
+            admin_api::MIN_TOKEN_CHARS,
+            admin_api::MAX_TOKEN_CHARS
+        )
+    );
+}
+
+/// The documented operation of an admin call: its path template, method.
+fn admin_operation<'a>(doc: &'a Value, route: &str, method: &str) -> &'a Value {
+    &doc["paths"][admin_path(route)][method.to_ascii_lowercase()]
+}
+
+/// One admin call through the core, checked against the document: the
+/// status is documented for the operation, every header the core sends is
+/// documented (names and fixed values), and the body fits the schema.
+fn check_admin(
+    doc: &Value,
+    store: &mut noise_filter_core::MemoryStore,
+    route: &str,
+    method: &'static str,
+    target: &str,
+    token: Option<&str>,
+    body: &str,
+) -> Value {
+    let tokens = AdminTokens::configure(ADMIN_TOKEN).unwrap();
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &[u8])> = auth
+        .iter()
+        .map(|a| ("authorization", a.as_bytes()))
+        .collect();
+    let request = noise_filter_core::Request {
+        method,
+        target,
+        headers: &headers,
+    };
+    let answer = admin_api::run(
+        &request,
+        body.as_bytes(),
+        support::NOW,
+        tokens.as_ref(),
+        [6; 24],
+        store,
+    );
+    let response = answer.response;
+    let label = format!("{method} {target} -> {}", response.status);
+    // A method the route does not take is answered as each of its
+    // operations documents the 405.
+    let mut operation = admin_operation(doc, route, method);
+    if operation.is_null() {
+        assert_eq!(
+            response.status, 405,
+            "{label}: a method the route does not take"
+        );
+        operation = doc["paths"][admin_path(route)]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap();
+    }
+    let documented = operation["responses"]
+        .get(response.status.to_string())
+        .map(|r| resolve(doc, r))
+        .unwrap_or_else(|| panic!("{label}: status not documented"));
+    let headers = documented["headers"].as_object().unwrap();
+    let names: BTreeSet<String> = headers.keys().map(|k| k.to_ascii_lowercase()).collect();
+    for (name, value) in &response.headers {
+        if *name == "content-type" {
+            assert_eq!(value, "application/json", "{label}");
+            continue;
+        }
+        assert!(
+            names.contains(*name),
+            "{label}: header {name} not documented"
+        );
+        let (_, header) = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .unwrap();
+        let mut errors = Vec::new();
+        let schema = &resolve(doc, header)["schema"];
+        validate(
+            doc,
+            schema,
+            &Value::String(value.clone()),
+            name,
+            &mut errors,
+        );
+        assert!(errors.is_empty(), "{label}: {errors:?}");
+    }
+    for (name, header) in headers {
+        if resolve(doc, header)["required"] == true {
+            assert!(
+                response.header(&name.to_ascii_lowercase()).is_some(),
+                "{label}: documented header {name} missing"
+            );
+        }
+    }
+    let value: Value = serde_json::from_slice(&response.body).unwrap();
+    let schema = &documented["content"]["application/json"]["schema"];
+    let mut errors = Vec::new();
+    validate(doc, schema, &value, "body", &mut errors);
+    assert!(errors.is_empty(), "{label}: {errors:?}: {value}");
+    if response.status >= 400 {
+        // The text is one of the documented examples' where the example is
+        // a fixed text (the token's, the route's, the store's).
+        let examples = documented["content"]["application/json"]["examples"]
+            .as_object()
+            .unwrap();
+        if matches!(response.status, 401 | 405 | 413) {
+            assert!(
+                examples.values().any(|e| e["value"] == value),
+                "{label}: {value} is not a documented example"
+            );
+        }
+    }
+    value
+}
+
+#[test]
+fn every_admin_answer_the_core_gives_is_documented() {
+    let doc = doc();
+    let mut store = noise_filter_core::MemoryStore::new();
+    let t = Some(ADMIN_TOKEN);
+    let keys = "keys";
+    let created = check_admin(
+        &doc,
+        &mut store,
+        keys,
+        "POST",
+        "/admin/v1/keys",
+        t,
+        r#"{"account":"acme","label":"ci"}"#,
+    );
+    let hash = created["hash"].as_str().unwrap()[..8].to_owned();
+    check_admin(&doc, &mut store, keys, "GET", "/admin/v1/keys", t, "");
+    check_admin(
+        &doc,
+        &mut store,
+        keys,
+        "GET",
+        "/admin/v1/keys?account=acme",
+        t,
+        "",
+    );
+    check_admin(&doc, &mut store, keys, "GET", "/admin/v1/keys", None, "");
+    check_admin(
+        &doc,
+        &mut store,
+        keys,
+        "GET",
+        "/admin/v1/keys",
+        Some(&"w".repeat(40)),
+        "",
+    );
+    check_admin(&doc, &mut store, keys, "PUT", "/admin/v1/keys", t, "");
+    check_admin(&doc, &mut store, keys, "POST", "/admin/v1/keys", t, "{");
+    check_admin(
+        &doc,
+        &mut store,
+        keys,
+        "POST",
+        "/admin/v1/keys",
+        t,
+        &" ".repeat(admin_api::MAX_BODY_BYTES + 1),
+    );
+    let revoke = "keys/{prefix}/revoke";
+    check_admin(
+        &doc,
+        &mut store,
+        revoke,
+        "POST",
+        &format!("/admin/v1/keys/{hash}/revoke"),
+        t,
+        "",
+    );
+    check_admin(
+        &doc,
+        &mut store,
+        revoke,
+        "POST",
+        "/admin/v1/keys/000000/revoke",
+        t,
+        "",
+    );
+    let patterns = "accounts/{account}/patterns";
+    let at = "/admin/v1/accounts/acme/patterns";
+    check_admin(
+        &doc,
+        &mut store,
+        patterns,
+        "POST",
+        at,
+        t,
+        r#"{"pattern":"acme noise","until":"2030-01-01"}"#,
+    );
+    check_admin(
+        &doc,
+        &mut store,
+        patterns,
+        "POST",
+        at,
+        t,
+        r#"[{"pattern":"tw"},{"pattern":"three noise","category":"bot-traffic"}]"#,
+    );
+    check_admin(&doc, &mut store, patterns, "GET", at, t, "");
+    let listed = check_admin(&doc, &mut store, patterns, "GET", at, t, "");
+    assert_eq!(
+        listed["patterns"].as_array().unwrap().len(),
+        1,
+        "'tw' was refused, and its import with it"
+    );
+    let pattern = "accounts/{account}/patterns/{id}";
+    check_admin(
+        &doc,
+        &mut store,
+        pattern,
+        "DELETE",
+        &format!("{at}/custom-1"),
+        t,
+        "",
+    );
+    check_admin(
+        &doc,
+        &mut store,
+        pattern,
+        "DELETE",
+        &format!("{at}/custom-1"),
+        t,
+        "",
+    );
+    let exclusions = "accounts/{account}/exclusions";
+    let ex = "/admin/v1/accounts/acme/exclusions";
+    check_admin(
+        &doc,
+        &mut store,
+        exclusions,
+        "POST",
+        ex,
+        t,
+        r#"[{"id":"googlebot"},{"category":"OTHER","until":"2030-01-01"}]"#,
+    );
+    check_admin(
+        &doc,
+        &mut store,
+        exclusions,
+        "POST",
+        ex,
+        t,
+        r#"{"id":"googlbot"}"#,
+    );
+    check_admin(&doc, &mut store, exclusions, "GET", ex, t, "");
+    let exclusion = "accounts/{account}/exclusions/{kind}/{value}";
+    check_admin(
+        &doc,
+        &mut store,
+        exclusion,
+        "DELETE",
+        &format!("{ex}/id/googlebot"),
+        t,
+        "",
+    );
+    check_admin(
+        &doc,
+        &mut store,
+        exclusion,
+        "DELETE",
+        &format!("{ex}/id/googlebot"),
+        t,
+        "",
+    );
+    let export = check_admin(
+        &doc,
+        &mut store,
+        "accounts/{account}/export",
+        "GET",
+        "/admin/v1/accounts/acme/export",
+        t,
+        "",
+    );
+    let import = "accounts/{account}/import";
+    let document = export.to_string();
+    let mut other = noise_filter_core::MemoryStore::new();
+    check_admin(
+        &doc,
+        &mut other,
+        import,
+        "POST",
+        "/admin/v1/accounts/acme/import",
+        t,
+        &document,
+    );
+    let mut taken = noise_filter_core::MemoryStore::new();
+    check_admin(
+        &doc,
+        &mut taken,
+        patterns,
+        "POST",
+        at,
+        t,
+        r#"{"pattern":"something else"}"#,
+    );
+    check_admin(
+        &doc,
+        &mut taken,
+        import,
+        "POST",
+        "/admin/v1/accounts/acme/import",
+        t,
+        &document,
+    );
+    // A store that fails.
+    store.failing = true;
+    check_admin(&doc, &mut store, keys, "GET", "/admin/v1/keys", t, "");
 }

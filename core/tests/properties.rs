@@ -122,6 +122,7 @@ proptest! {
         regex in prop_oneof![Just(true), Just(false)],
         category in proptest::option::of("[a-zA-Z_-]{0,20}"),
         confidence in proptest::option::of(any::<f64>()),
+        until in proptest::option::of("[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9:.]{0,12}[Z+-]?[0-9:]{0,5})?"),
     ) {
         let mut doc = CustomPatterns::new();
         let before = doc.clone();
@@ -132,6 +133,7 @@ proptest! {
             category,
             confidence,
             source: None,
+            until,
         };
         if doc.add(new, UnixMillis(0)).is_err() {
             prop_assert_eq!(doc, before, "nothing changes on refusal");

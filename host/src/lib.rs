@@ -14,7 +14,8 @@
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`refusal`]: the HTTP layer's own refusals rewritten as the core's.
 //! - [`logs`]: `tracing` lines to stderr, written in batches.
-//! - [`admin`]: keys and custom patterns on those stores, as the core
+//! - [`admin`]: keys, custom patterns, exclusions and accounts on those
+//!   stores, or through a deployment's admin API ([`remote`]), as the core
 //!   decides them.
 //! - [`report`]: `noise-filter report`, the noise report over an export
 //!   (reading, fetching the list, writing what the core renders).
@@ -26,6 +27,7 @@ pub mod logs;
 pub mod metrics;
 pub mod ops;
 pub mod refusal;
+pub mod remote;
 pub mod report;
 pub mod serve;
 pub mod store;

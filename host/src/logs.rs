@@ -17,6 +17,11 @@
 //! of bytes, printable ASCII only, so no client can make a line longer than
 //! a few hundred bytes or forge a second line or field.
 //!
+//! **The component's own lines** (its stderr: a store failure, the admin
+//! API's audit and refusal lines) are log events too ([`ComponentStderr`]):
+//! each line one event of target `component`, so `--log-format json` stays
+//! one JSON object per line and the queue's bound holds for them as well.
+//!
 //! **A process ending** writes what is queued, waiting at most
 //! [`FINAL_FLUSH`] for stderr to take it ([`Logs`] does when dropped): a
 //! stopping server never hangs on a log reader that went away or stalled.
@@ -142,6 +147,139 @@ impl AccessLine {
             key = self.key.as_deref().unwrap_or("-"),
             request_id = %self.request_id,
         );
+    }
+}
+
+/// Longest line of the component's that a log event carries, in bytes; the
+/// rest of a longer one is dropped and the line ends in `...`.
+pub const MAX_COMPONENT_LINE: usize = 4096;
+
+/// The stderr the host gives each instance of the component: every line it
+/// writes becomes one log event (target `component`, level `info`),
+/// formatted and queued like the host's own, instead of bytes written
+/// around the log (which broke `--log-format json`'s one object per line).
+/// Each stream keeps at most [`MAX_COMPONENT_LINE`] bytes of an unfinished
+/// line; bytes outside printable ASCII are written `%XX`, so a line cannot
+/// end early or carry a control sequence.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ComponentStderr;
+
+impl wasmtime_wasi::cli::IsTerminal for ComponentStderr {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl wasmtime_wasi::cli::StdoutStream for ComponentStderr {
+    fn p2_stream(&self) -> Box<dyn wasmtime_wasi::p2::OutputStream> {
+        Box::new(ComponentLines::default())
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(ComponentLines::default())
+    }
+}
+
+/// One stream of the component's stderr: bytes until a line ends.
+#[derive(Debug, Default)]
+struct ComponentLines {
+    line: Vec<u8>,
+    /// The line was longer than [`MAX_COMPONENT_LINE`].
+    cut: bool,
+}
+
+impl ComponentLines {
+    /// Takes bytes the component wrote; logs each line they end.
+    fn take(&mut self, bytes: &[u8]) {
+        for line in self.lines(bytes) {
+            tracing::info!(target: "component", "{line}");
+        }
+    }
+
+    /// The lines `bytes` end, as logged; the rest waits for its newline.
+    fn lines(&mut self, bytes: &[u8]) -> Vec<String> {
+        let mut lines = Vec::new();
+        for &byte in bytes {
+            match byte {
+                b'\n' => lines.push(self.finish()),
+                _ if self.line.len() < MAX_COMPONENT_LINE => self.line.push(byte),
+                _ => self.cut = true,
+            }
+        }
+        lines
+    }
+
+    /// The line so far, as logged (printable ASCII, `...` when cut).
+    fn finish(&mut self) -> String {
+        let mut text = String::with_capacity(self.line.len() + 3);
+        for &byte in self.line.iter().filter(|b| **b != b'\r') {
+            if (b' '..=b'~').contains(&byte) {
+                text.push(char::from(byte));
+            } else {
+                let _ = write!(text, "%{byte:02X}");
+            }
+        }
+        if std::mem::take(&mut self.cut) {
+            text.push_str("...");
+        }
+        self.line.clear();
+        text
+    }
+}
+
+impl Drop for ComponentLines {
+    fn drop(&mut self) {
+        // A last line without its newline is still a line.
+        if !self.line.is_empty() || self.cut {
+            let line = self.finish();
+            tracing::info!(target: "component", "{line}");
+        }
+    }
+}
+
+impl wasmtime_wasi::p2::OutputStream for ComponentLines {
+    fn write(&mut self, bytes: bytes::Bytes) -> wasmtime_wasi::p2::StreamResult<()> {
+        self.take(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> wasmtime_wasi::p2::StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> wasmtime_wasi::p2::StreamResult<usize> {
+        // Whatever is written is taken at once (the log's queue bounds it).
+        Ok(64 * 1024)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl wasmtime_wasi::p2::Pollable for ComponentLines {
+    async fn ready(&mut self) {}
+}
+
+impl tokio::io::AsyncWrite for ComponentLines {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.take(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
     }
 }
 
@@ -377,6 +515,27 @@ mod tests {
         let out = Printable::new(&long, MAX_LOGGED_PATH);
         assert_eq!(out.as_str().len(), 3 * MAX_LOGGED_PATH + 3);
         assert!(out.as_str().bytes().all(|b| b.is_ascii_graphic()));
+    }
+
+    #[test]
+    fn the_components_lines_are_whole_printable_and_bounded() {
+        let mut stream = ComponentLines::default();
+        assert!(
+            stream.lines(b"admin: audit token=").is_empty(),
+            "not ended yet"
+        );
+        assert_eq!(
+            stream.lines(b"ab action=x\nsecond\r\nthird"),
+            ["admin: audit token=ab action=x", "second"]
+        );
+        assert_eq!(stream.lines(b"\x1b[2J\tend\n"), ["third%1B[2J%09end"]);
+        let long = vec![b'x'; 3 * MAX_COMPONENT_LINE];
+        let lines = stream.lines(&[&long[..], b"\nnext\n"].concat());
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), MAX_COMPONENT_LINE + 3);
+        assert!(lines[0].ends_with("..."));
+        assert_eq!(lines[1], "next");
+        assert!(stream.line.capacity() <= 2 * MAX_COMPONENT_LINE, "bounded");
     }
 
     #[test]

@@ -11,23 +11,34 @@
 //! noise-filter patterns list --account acme
 //! noise-filter patterns remove --account acme <id>
 //! noise-filter patterns import --account acme patterns.json
+//! noise-filter exclusions add --account acme --id googlebot [--until 2026-12-31]
+//! noise-filter exclusions list --account acme
+//! noise-filter exclusions remove --account acme --id googlebot
+//! noise-filter accounts export --account acme > acme.json
+//! noise-filter accounts import acme.json
 //! noise-filter report events.jsonl.gz [--html report.html] …
 //! ```
 //!
 //! Every command works on the same store, chosen with `--state-dir`,
-//! `--store` and `--rate-store` (see `docs/SERVING.md`).
+//! `--store` and `--rate-store` (see `docs/SERVING.md`), or with `--remote
+//! URL` on a deployment's admin API (the token in `NOISE_FILTER_ADMIN_TOKEN`);
+//! `--json` prints the API's JSON.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
-use noise_filter_core::{Kind, NewPattern};
+use noise_filter_core::admin_api::body;
+use noise_filter_core::{Kind, NewExclusion, NewPattern};
 
+use noise_filter_host::admin::{Admin, Output};
 use noise_filter_host::connections::ConnectionLimits;
 use noise_filter_host::logs::LogFormat;
+use noise_filter_host::remote::Remote;
 use noise_filter_host::store::{self, StoreSpec, Stores};
 use noise_filter_host::{admin, serve};
 
@@ -60,6 +71,15 @@ struct Cli {
         env = "NOISE_FILTER_LOG_FORMAT"
     )]
     log_format: LogFormat,
+    /// Administer a deployment through its admin API (`/admin/v1/`) at this
+    /// base URL (`https://…`) instead of a store: the same commands, the
+    /// same output. The token is taken from `NOISE_FILTER_ADMIN_TOKEN`.
+    #[arg(long, global = true, value_name = "URL", env = "NOISE_FILTER_REMOTE")]
+    remote: Option<String>,
+    /// Print what an admin command did as the admin API's JSON (one
+    /// document on stdout), for scripts.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -131,6 +151,14 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Turn built-in patterns off for an account (by id or category,
+    /// optionally until a date), list and remove those exclusions.
+    #[command(subcommand)]
+    Exclusions(ExclusionsCommand),
+    /// Move an account between stores: export it (keys as hashes, patterns,
+    /// exclusions) as one JSON document, import that document.
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
 }
 
 #[derive(Debug, Args)]
@@ -200,6 +228,12 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_REUSE,
           value_parser = clap::value_parser!(u32).range(1..))]
     max_instance_reuse_count: u32,
+    /// A file holding the admin token(s) that turn the admin API on
+    /// (`/admin/v1/`; several tokens separated by commas). Or set
+    /// `NOISE_FILTER_ADMIN_TOKEN` (never a flag: `ps` shows flags). Neither:
+    /// the admin API is off and its paths answer 404.
+    #[arg(long, value_name = "FILE", env = "NOISE_FILTER_ADMIN_TOKEN_FILE")]
+    admin_token_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -254,6 +288,10 @@ enum PatternsCommand {
         /// An id of your choosing (`custom-…`); assigned when absent.
         #[arg(long)]
         id: Option<String>,
+        /// When it stops being served: a date (`2026-12-31`, that day's
+        /// start, UTC) or an RFC 3339 time. Absent: until removed.
+        #[arg(long, value_name = "DATE")]
+        until: Option<String>,
     },
     /// List an account's custom patterns.
     List {
@@ -275,6 +313,67 @@ enum PatternsCommand {
         #[arg(long)]
         account: String,
         /// The file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ExclusionsCommand {
+    /// Turn built-ins off for an account: every `--id` and `--category`
+    /// given (all or none), until `--until` if given.
+    Add {
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// The id of a built-in pattern (repeat for several).
+        #[arg(long = "id", value_name = "ID")]
+        ids: Vec<String>,
+        /// A category, in either variant's spelling (repeat for several).
+        #[arg(long = "category", value_name = "CATEGORY")]
+        categories: Vec<String>,
+        /// When the exclusions stop applying: a date (`2026-12-31`, that
+        /// day's start, UTC) or an RFC 3339 time. Absent: until removed.
+        #[arg(long, value_name = "DATE")]
+        until: Option<String>,
+    },
+    /// List an account's exclusions.
+    List {
+        /// The account.
+        #[arg(long)]
+        account: String,
+    },
+    /// Remove one exclusion: the built-in is served to the account again.
+    Remove {
+        /// The account.
+        #[arg(long)]
+        account: String,
+        /// The excluded built-in's id.
+        #[arg(
+            long,
+            conflicts_with = "category",
+            required_unless_present = "category"
+        )]
+        id: Option<String>,
+        /// The excluded category.
+        #[arg(long)]
+        category: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AccountsCommand {
+    /// Write an account as one JSON document on stdout: its keys as hashes
+    /// (never the keys), its custom patterns and exclusions.
+    Export {
+        /// The account.
+        #[arg(long)]
+        account: String,
+    },
+    /// Import an account document into this store (or deployment): its
+    /// keys keep working, unchanged. Refused, with nothing written, when the
+    /// store holds other records for them.
+    Import {
+        /// The document `accounts export` wrote.
         file: PathBuf,
     },
 }
@@ -311,11 +410,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if let Command::Report { args } = &cli.command {
         return noise_filter_host::report::run(args).await;
     }
-    let state_dir = cli
-        .store
-        .state_dir
-        .clone()
-        .unwrap_or_else(default_state_dir);
+    let (state_dir, found) = match &cli.store.state_dir {
+        Some(dir) => (dir.clone(), StateDir::Given),
+        None => default_state_dir(),
+    };
     let sqlite_path = state_dir.join(store::SQLITE_FILE_NAME);
     let rate = cli
         .store
@@ -330,71 +428,123 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         cli.store.store.describe(&sqlite_path),
         rate.describe(&store::rate_file(&sqlite_path))
     );
-    let connect = store::ConnectOptions {
-        deadline: Duration::from_millis(cli.store.store_timeout_ms),
-        redis_ca: match &cli.store.redis_ca_file {
+    let output = if cli.json { Output::Json } else { Output::Text };
+    let command = match cli.command {
+        Command::Serve(args) => {
+            if cli.remote.is_some() {
+                anyhow::bail!("--remote is for admin commands; serve serves a store");
+            }
+            let connect = connect_options(&cli.store)?;
+            let stores = Stores::open(&cli.store.store, &rate, &sqlite_path, &connect).await?;
+            return serve(args, stores, &store_line).await;
+        }
+        command => command,
+    };
+    // An admin command: on a deployment's API, or on a store.
+    if let Some(url) = &cli.remote {
+        let token = std::env::var(ADMIN_TOKEN_ENV)
+            .map_err(|_| anyhow::anyhow!("--remote needs the admin token in {ADMIN_TOKEN_ENV}"))?;
+        let remote = Remote::new(url, &token)?;
+        return administer(command, &Admin::Remote(&remote), output).await;
+    }
+    // Outside the repository (and any Spin app's folder) the default store
+    // is `./.spin`, which no server reads: never made there by surprise.
+    if cli.store.store == StoreSpec::Sqlite && found == StateDir::Fallback && !sqlite_path.exists()
+    {
+        anyhow::bail!(
+            "no store at {} and no --state-dir: give --state-dir DIR (the folder of the \
+             sqlite_key_value.db the server reads), --store redis://…, or --remote URL; nothing \
+             written",
+            sqlite_path.display()
+        );
+    }
+    let connect = connect_options(&cli.store)?;
+    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path, &connect).await?;
+    let name = cli.store.store.describe(&sqlite_path);
+    administer(
+        command,
+        &Admin::Local {
+            store: &stores.default,
+            name,
+        },
+        output,
+    )
+    .await
+}
+
+/// How networked stores are reached, from the flags.
+fn connect_options(args: &StoreArgs) -> anyhow::Result<store::ConnectOptions> {
+    Ok(store::ConnectOptions {
+        deadline: Duration::from_millis(args.store_timeout_ms),
+        redis_ca: match &args.redis_ca_file {
             Some(file) => Some(std::fs::read(file).map_err(|e| {
                 anyhow::anyhow!("cannot read --redis-ca-file {}: {e}", file.display())
             })?),
             None => None,
         },
+    })
+}
+
+/// `serve`.
+async fn serve(args: ServeArgs, stores: Stores, store_line: &str) -> anyhow::Result<()> {
+    let component = args.component.clone().unwrap_or_else(default_component);
+    let options = serve::ServeOptions {
+        listen: args.listen,
+        component,
+        fixed_time_ms: args.fixed_time_ms,
+        reuse: args.max_instance_reuse_count,
+        limits: ConnectionLimits {
+            header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
+            max_connections: args.max_connections as usize,
+            max_age: Duration::from_millis(args.max_connection_age_ms),
+            grace: Duration::from_millis(args.shutdown_timeout_ms),
+        },
+        // The old variable, for deployments that still set it.
+        ops_listen: args.ops_listen.or(old_ops_listen()?),
+        admin_token: admin_token(args.admin_token_file.as_deref())?,
     };
-    let stores = Stores::open(&cli.store.store, &rate, &sqlite_path, &connect).await?;
-    match cli.command {
-        Command::Serve(args) => {
-            let component = args.component.clone().unwrap_or_else(default_component);
-            let options = serve::ServeOptions {
-                listen: args.listen,
-                component,
-                fixed_time_ms: args.fixed_time_ms,
-                reuse: args.max_instance_reuse_count,
-                limits: ConnectionLimits {
-                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
-                    max_connections: args.max_connections as usize,
-                    max_age: Duration::from_millis(args.max_connection_age_ms),
-                    grace: Duration::from_millis(args.shutdown_timeout_ms),
-                },
-                // The old variable, for deployments that still set it.
-                ops_listen: args.ops_listen.or(old_ops_listen()?),
-            };
-            // A store that does not answer now fails the start, within
-            // seconds, rather than every request after it.
-            stores.ping().await.context("the store does not answer")?;
-            let ready = serve::start(&options).await?;
-            println!("{store_line}");
-            greet(&stores.default, &ready.base, args.demo_key).await?;
-            serve::serve(ready, stores).await
-        }
+    // A store that does not answer now fails the start, within
+    // seconds, rather than every request after it.
+    stores.ping().await.context("the store does not answer")?;
+    let ready = serve::start(&options).await?;
+    println!("{store_line}");
+    greet(&stores.default, &ready.base, args.demo_key).await?;
+    serve::serve(ready, stores).await
+}
+
+/// Names the store a change was written to (stderr: stdout stays what
+/// scripts read).
+fn wrote(to: &Admin<'_>) {
+    eprintln!("wrote to {}", to.name());
+}
+
+/// Runs one admin command on `to`.
+async fn administer(command: Command, to: &Admin<'_>, output: Output) -> anyhow::Result<()> {
+    let now = admin::now();
+    let json = output == Output::Json;
+    match command {
+        Command::Serve(_) => unreachable!("serve is not an admin command"),
         Command::Keys(KeysCommand::Create {
             account,
             label,
             count,
         }) => {
             for _ in 0..count {
-                let key = admin::create_key(&stores.default, &account, &label).await?;
-                eprintln!(
-                    "created a key for account {account} (hash {}); it is shown only now:",
-                    key.hash().short()
-                );
-                println!("{}", key.expose());
+                let created = to.create_key(&account, &label).await?;
+                admin::print_created(&created, output)?;
             }
-            Ok(())
+            wrote(to);
         }
         Command::Keys(KeysCommand::List { account }) => {
-            let keys = admin::list_keys(&stores.default, account.as_deref()).await?;
-            admin::print_keys(&keys)
+            let keys = to.list_keys(account.as_deref()).await?;
+            admin::print_keys(&keys, output)?;
         }
         Command::Keys(KeysCommand::Revoke { hash_prefix }) => {
-            let (hash, revocation) = admin::revoke_key(&stores.default, &hash_prefix).await?;
-            match revocation.already {
-                None => println!(
-                    "revoked key {} of account {}",
-                    hash.short(),
-                    revocation.account
-                ),
-                Some(at) => println!("key {} was already revoked at {at}", hash.short()),
+            let revoked = to.revoke_key(&hash_prefix).await?;
+            admin::print_revoked(&revoked, output)?;
+            if !revoked.already {
+                wrote(to);
             }
-            Ok(())
         }
         Command::Patterns(PatternsCommand::Add {
             account,
@@ -404,39 +554,117 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             confidence,
             source,
             id,
+            until,
         }) => {
-            let new = new_pattern(pattern, &kind, category, confidence, source, id)?;
-            let ids = admin::add_patterns(&stores.default, &account, vec![new]).await?;
-            println!("added {} to account {account}", ids.join(", "));
-            Ok(())
+            let new = new_pattern(pattern, &kind, category, confidence, source, id, until)?;
+            let ids = to.add_patterns(&account, vec![new]).await?;
+            if json {
+                admin::print_json(&body::added(&ids))?;
+            } else {
+                println!("added {} to account {account}", ids.join(", "));
+            }
+            wrote(to);
         }
         Command::Patterns(PatternsCommand::List { account }) => {
-            let patterns = admin::list_patterns(&stores.default, &account).await?;
-            admin::print_patterns(&patterns)
+            let patterns = to.list_patterns(&account).await?;
+            admin::print_patterns(&patterns, output, now)?;
         }
         Command::Patterns(PatternsCommand::Remove { account, id }) => {
-            admin::remove_pattern(&stores.default, &account, &id).await?;
-            println!("removed {id} from account {account}");
-            Ok(())
+            to.remove_pattern(&account, &id).await?;
+            if json {
+                admin::print_json(&body::removed_pattern(&id))?;
+            } else {
+                println!("removed {id} from account {account}");
+            }
+            wrote(to);
         }
         Command::Report { .. } => unreachable!("run above"),
         Command::Patterns(PatternsCommand::Import { account, file }) => {
             let news = admin::read_import(&file)?;
             let count = news.len();
-            let ids = admin::add_patterns(&stores.default, &account, news).await?;
-            println!(
-                "imported {count} patterns into account {account}: {}",
-                ids.join(", ")
+            let ids = to.add_patterns(&account, news).await?;
+            if json {
+                admin::print_json(&body::added(&ids))?;
+            } else {
+                println!(
+                    "imported {count} patterns into account {account}: {}",
+                    ids.join(", ")
+                );
+            }
+            wrote(to);
+        }
+        Command::Exclusions(ExclusionsCommand::Add {
+            account,
+            ids,
+            categories,
+            until,
+        }) => {
+            let news: Vec<NewExclusion> = ids
+                .into_iter()
+                .map(|id| NewExclusion {
+                    id: Some(id),
+                    category: None,
+                    until: until.clone(),
+                })
+                .chain(categories.into_iter().map(|category| NewExclusion {
+                    id: None,
+                    category: Some(category),
+                    until: until.clone(),
+                }))
+                .collect();
+            anyhow::ensure!(
+                !news.is_empty(),
+                "give what to exclude: --id ID or --category CATEGORY"
             );
-            Ok(())
+            let added = to.add_exclusions(&account, news).await?;
+            admin::print_excluded(&account, &added, output)?;
+            wrote(to);
+        }
+        Command::Exclusions(ExclusionsCommand::List { account }) => {
+            let exclusions = to.list_exclusions(&account).await?;
+            admin::print_exclusions(&exclusions, output, now)?;
+        }
+        Command::Exclusions(ExclusionsCommand::Remove {
+            account,
+            id,
+            category,
+        }) => {
+            let (kind, value) = match (id, category) {
+                (Some(id), _) => ("id", id),
+                (None, Some(category)) => ("category", category),
+                (None, None) => anyhow::bail!("give --id ID or --category CATEGORY"),
+            };
+            let removed = to.remove_exclusion(&account, kind, &value).await?;
+            if json {
+                admin::print_json(&body::removed_exclusion(&removed))?;
+            } else {
+                println!("account {account} no longer excludes {}", removed.excluded);
+            }
+            wrote(to);
+        }
+        Command::Accounts(AccountsCommand::Export { account }) => {
+            let export = to.export(&account).await?;
+            admin::print_export(&export)?;
+        }
+        Command::Accounts(AccountsCommand::Import { file }) => {
+            let document =
+                admin::read_bounded(&file, 2 * noise_filter_core::admin::MAX_IMPORT_BYTES)?;
+            let imported = to.import(&document).await?;
+            admin::print_imported(&imported, output)?;
+            wrote(to);
         }
     }
+    Ok(())
 }
 
 /// Says how many keys the store holds; with `demo` and none, creates a demo
 /// key and shows how to use it.
 async fn greet(default: &store::Backend, base: &str, demo: bool) -> anyhow::Result<()> {
-    let keys = admin::list_keys(default, None).await?;
+    let store = Admin::Local {
+        store: default,
+        name: String::new(),
+    };
+    let keys = store.list_keys(None).await?;
     if !keys.is_empty() || !demo {
         println!(
             "{} key(s) in the store; create one with: noise-filter keys create --account NAME",
@@ -444,10 +672,11 @@ async fn greet(default: &store::Backend, base: &str, demo: bool) -> anyhow::Resu
         );
         return Ok(());
     }
-    let key = admin::create_key(default, "demo", "demo")
+    let created = store
+        .create_key("demo", "demo")
         .await
         .context("creating the demo key")?;
-    let key = key.expose();
+    let key = created.key.as_str();
     println!(
         "first run: created a demo key for account \"demo\" (shown only now, stored as a hash):"
     );
@@ -470,6 +699,7 @@ fn new_pattern(
     confidence: Option<f64>,
     source: Option<String>,
     id: Option<String>,
+    until: Option<String>,
 ) -> anyhow::Result<NewPattern> {
     // The kind's names are the core's (its serde spelling).
     let kind: Kind = serde_json::from_value(serde_json::Value::String(kind.to_owned()))
@@ -481,7 +711,42 @@ fn new_pattern(
         category,
         confidence,
         source,
+        until,
     })
+}
+
+/// The environment variable that holds the admin token(s): the server's
+/// (which turn its admin API on) and the CLI's with `--remote` (the token it
+/// presents).
+const ADMIN_TOKEN_ENV: &str = "NOISE_FILTER_ADMIN_TOKEN";
+
+/// The admin tokens `serve` hands the component, from
+/// `NOISE_FILTER_ADMIN_TOKEN` or `--admin-token-file` (not both), checked by
+/// the core: a setting that holds no valid token stops the start, rather
+/// than leave the API off by surprise. `None`: neither is set (off).
+fn admin_token(file: Option<&Path>) -> anyhow::Result<Option<Arc<str>>> {
+    let from_env = std::env::var(ADMIN_TOKEN_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let value = match (from_env, file) {
+        (Some(_), Some(_)) => anyhow::bail!(
+            "{ADMIN_TOKEN_ENV} and --admin-token-file are both set: give the admin token one way"
+        ),
+        (Some(value), None) => value,
+        (None, Some(file)) => std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read --admin-token-file {}", file.display()))?,
+        (None, None) => return Ok(None),
+    };
+    match noise_filter_core::admin_api::AdminTokens::configure(&value)? {
+        Some(tokens) => {
+            tracing::info!(
+                tokens = %tokens.ids().join(","),
+                "admin API on under /admin/v1/ (tokens named by their ids)"
+            );
+            Ok(Some(Arc::from(value.trim())))
+        }
+        None => Ok(None),
+    }
 }
 
 /// `NOISE_FILTER_ADMIN_LISTEN`, the operations address's variable before
@@ -495,19 +760,32 @@ fn old_ops_listen() -> anyhow::Result<Option<SocketAddr>> {
     }
 }
 
+/// Where the state folder came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StateDir {
+    /// `--state-dir`.
+    Given,
+    /// Beside a `spin.toml` (the repository's `spin-app/`, or a Spin app's
+    /// own folder): where `spin up` keeps its store.
+    SpinApp,
+    /// `./.spin`, beside nothing a server reads.
+    Fallback,
+}
+
 /// `spin-app/.spin` of the repository when run inside it (so `spin up` in
-/// `spin-app/` sees the same keys), else `./.spin`.
-fn default_state_dir() -> PathBuf {
+/// `spin-app/` sees the same keys), `.spin` beside the `spin.toml` of a Spin
+/// app's folder, else `./.spin`.
+fn default_state_dir() -> (PathBuf, StateDir) {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for dir in cwd.ancestors() {
         if dir.join("spin-app").join("spin.toml").is_file() {
-            return dir.join("spin-app").join(".spin");
+            return (dir.join("spin-app").join(".spin"), StateDir::SpinApp);
         }
         if dir.join("spin.toml").is_file() {
-            return dir.join(".spin");
+            return (dir.join(".spin"), StateDir::SpinApp);
         }
     }
-    cwd.join(".spin")
+    (cwd.join(".spin"), StateDir::Fallback)
 }
 
 /// `<target>/wasm32-wasip2/component/noise_filter_spin.wasm` (the
@@ -584,9 +862,11 @@ mod tests {
             Some(0.7),
             None,
             None,
+            Some("2026-12-31".into()),
         )
         .unwrap();
         assert_eq!(p.kind, noise_filter_core::Kind::Regex);
-        assert!(new_pattern("abc".into(), "glob", None, None, None, None).is_err());
+        assert_eq!(p.until.as_deref(), Some("2026-12-31"));
+        assert!(new_pattern("abc".into(), "glob", None, None, None, None, None).is_err());
     }
 }

@@ -53,14 +53,17 @@ pub enum StoreOperation {
     Set,
     Delete,
     Increment,
+    /// A compare-and-swap (the admin API's changes).
+    Swap,
 }
 
 impl StoreOperation {
-    const ALL: [StoreOperation; 4] = [
+    const ALL: [StoreOperation; 5] = [
         StoreOperation::Get,
         StoreOperation::Set,
         StoreOperation::Delete,
         StoreOperation::Increment,
+        StoreOperation::Swap,
     ];
 
     fn label(self) -> &'static str {
@@ -69,6 +72,7 @@ impl StoreOperation {
             StoreOperation::Set => "set",
             StoreOperation::Delete => "delete",
             StoreOperation::Increment => "increment",
+            StoreOperation::Swap => "swap",
         }
     }
 }
@@ -91,7 +95,7 @@ pub struct Metrics {
     /// By route: the two published paths, then `other`.
     request_duration: [LatencyHistogram; 3],
     /// By [`StoreOperation`].
-    store: [StoreSeries; 4],
+    store: [StoreSeries; StoreOperation::ALL.len()],
     instances_created: Counter,
     open_connections: Gauge,
 }

@@ -66,6 +66,9 @@ pub struct ServeOptions {
     pub limits: ConnectionLimits,
     /// Where to serve the probes and metrics (`None`: nowhere).
     pub ops_listen: Option<SocketAddr>,
+    /// The admin tokens the component's admin API takes (its variable
+    /// `admin_token`), checked by the core at start; `None`: the API is off.
+    pub admin_token: Option<Arc<str>>,
 }
 
 /// A wall clock that always reads the same instant.
@@ -87,6 +90,8 @@ pub struct Server {
     pre: ProxyPre<InstanceState>,
     stores: Arc<Stores>,
     clock: Option<FixedClock>,
+    /// The component's `admin_token` variable.
+    admin_token: Option<Arc<str>>,
     /// Requests one instance may serve before it is dropped (1: a fresh
     /// instance for every request).
     reuse: u32,
@@ -181,6 +186,7 @@ pub struct Ready {
     pre: ProxyPre<InstanceState>,
     listener: TcpListener,
     fixed_time_ms: Option<u64>,
+    admin_token: Option<Arc<str>>,
     reuse: u32,
     limits: ConnectionLimits,
     ops: Option<TcpListener>,
@@ -229,6 +235,7 @@ pub async fn start(options: &ServeOptions) -> anyhow::Result<Ready> {
         pre,
         listener,
         fixed_time_ms: options.fixed_time_ms,
+        admin_token: options.admin_token.clone(),
         reuse: options.reuse,
         limits: options.limits,
         ops,
@@ -257,13 +264,14 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
         pre,
         listener,
         fixed_time_ms,
+        admin_token,
         reuse,
         limits,
         ops,
         ..
     } = ready;
     stores.spawn_wal_checkpoints();
-    let server = Server::new(pre, stores, fixed_time_ms, reuse);
+    let server = Server::new(pre, stores, fixed_time_ms, reuse, admin_token);
     let health = Arc::new(Health::new(server.stores.clone()));
     if let Some(ops) = ops {
         tokio::spawn(crate::ops::serve(ops, health.clone()));
@@ -327,18 +335,20 @@ fn unfit_for_the_component<B>(request: &hyper::Request<B>) -> Option<noise_filte
 }
 
 impl Server {
-    /// A server for `pre` over `stores`; `fixed_time_ms` and `reuse` as in
-    /// [`ServeOptions`].
+    /// A server for `pre` over `stores`; `fixed_time_ms`, `reuse` and
+    /// `admin_token` as in [`ServeOptions`].
     pub fn new(
         pre: ProxyPre<InstanceState>,
         stores: Stores,
         fixed_time_ms: Option<u64>,
         reuse: u32,
+        admin_token: Option<Arc<str>>,
     ) -> Arc<Server> {
         Arc::new(Server {
             pre,
             stores: Arc::new(stores),
             clock: fixed_time_ms.map(|ms| FixedClock(Duration::from_millis(ms))),
+            admin_token,
             reuse: reuse.max(1),
             idle: std::sync::Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
@@ -376,13 +386,15 @@ impl Server {
     /// The state of one new instance (one request).
     fn new_store(&self) -> Store<InstanceState> {
         let mut wasi = WasiCtx::builder();
-        wasi.inherit_stderr();
+        // What the component writes goes through the host's log, a line an
+        // event (logs.rs), not around it.
+        wasi.stderr(crate::logs::ComponentStderr);
         if let Some(clock) = self.clock {
             wasi.wall_clock(clock);
         }
         Store::new(
             self.pre.engine(),
-            InstanceState::new(wasi.build(), self.stores.clone()),
+            InstanceState::new(wasi.build(), self.stores.clone(), self.admin_token.clone()),
         )
     }
 
@@ -562,7 +574,12 @@ fn access_line<B>(request: &hyper::Request<B>, served: &AtomicU64) -> AccessLine
     };
     AccessLine {
         method: Printable::new(request.method().as_str().as_bytes(), MAX_LOGGED_METHOD),
-        path: Printable::new(request.uri().path().as_bytes(), MAX_LOGGED_PATH),
+        // A key where a path has none (`/admin/v1/keys/<key>/revoke`)
+        // is logged as `nf_***`.
+        path: Printable::new(
+            noise_filter_core::redact_keys(request.uri().path()).as_bytes(),
+            MAX_LOGGED_PATH,
+        ),
         key,
         request_id,
     }

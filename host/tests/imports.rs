@@ -1,6 +1,7 @@
-//! The host links exactly the key-value interfaces the component imports:
-//! none missing (the component is prepared as `serve` prepares it), none
-//! implemented for nothing (the host's WIT, `host/wit/`, holds only these).
+//! The host links exactly the key-value and configuration interfaces the
+//! component imports: none missing (the component is prepared as `serve`
+//! prepares it), none implemented for nothing (the host's WIT, `host/wit/`,
+//! holds only these).
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 mod support;
@@ -20,11 +21,16 @@ fn links_exactly_what_the_component_imports() {
         .component_type()
         .imports(&engine)
         .map(|(name, _)| name.to_owned())
-        .filter(|name| name.starts_with("wasi:keyvalue/") || name.starts_with("fermyon:"))
+        .filter(|name| {
+            ["wasi:keyvalue/", "wasi:config/", "fermyon:"]
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+        })
         .collect();
     assert_eq!(
         key_value,
         BTreeSet::from([
+            "wasi:config/store@0.2.0-draft-2024-09-27".to_owned(),
             "wasi:keyvalue/atomics@0.2.0-draft2".to_owned(),
             "wasi:keyvalue/store@0.2.0-draft2".to_owned(),
         ]),

@@ -56,6 +56,11 @@ function randomBytes() {
   return globalThis.crypto.getRandomValues(new Uint8Array(wasm.keyRandomBytes()));
 }
 
+// The admin helpers below work on a store this process holds (the records
+// the service reads), never on a deployment: one whose store is out of
+// reach is administered through its admin API (`/admin/v1/`), which the
+// core answers (docs/SERVING.md, "The admin API").
+
 /** Creates an API key for `account`; stores its record; returns the key. */
 export async function createKey(store, { account, label = '', now = Date.now(), random = randomBytes() }) {
   loading.check();

@@ -9,11 +9,14 @@
 
 use std::borrow::Cow;
 
+use noise_filter_core::admin_api::{self, AdminStore, AdminTokens};
 use noise_filter_core::{
-    RecordKey, Request, Response, StoreError, StoreLabel, SyncStore, UnixMillis,
+    KEY_RANDOM_BYTES, Listing, RecordKey, Request, Response, StoreError, StoreLabel, SyncStore,
+    UnixMillis,
 };
 
-/// One open store label: the three operations the core asks for.
+/// One open store label: the three operations the endpoint asks for, and
+/// the two more of the admin API.
 pub trait Bucket {
     /// Reads a value (`None`: absent).
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
@@ -21,6 +24,11 @@ pub trait Bucket {
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError>;
     /// Deletes a key (absent: fine).
     fn delete(&self, key: &str) -> Result<(), StoreError>;
+    /// Every key of the label.
+    fn keys(&self) -> Result<Vec<String>, StoreError>;
+    /// Writes `value` if the key holds `expected` (`None`: absent), as one
+    /// atomic compare-and-swap; says whether it wrote.
+    fn swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, StoreError>;
 }
 
 /// Opens store labels by name (`default`, `rate`).
@@ -77,6 +85,24 @@ impl<B: Buckets> SyncStore for Stores<B> {
     }
 }
 
+impl<B: Buckets> AdminStore for Stores<B> {
+    fn list(&mut self, listing: &Listing) -> Result<Vec<String>, StoreError> {
+        // Spin's key-value interface lists a whole label; the core keeps
+        // what its listing asked for.
+        self.bucket(listing.label())?.keys()
+    }
+
+    fn swap(
+        &mut self,
+        record: &RecordKey,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<bool, StoreError> {
+        self.bucket(record.label())?
+            .swap(record.key(), expected, value)
+    }
+}
+
 /// What the runtime is given to send: status, header lines, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
@@ -110,6 +136,47 @@ pub fn answer(
     };
     let response = noise_filter_core::run(&request, now, store);
     frame(method == "HEAD", response)
+}
+
+/// Answers one call of the admin API (`noise_filter_core::admin_api`):
+/// `configured` is the admin token setting as the runtime gave it (`None`:
+/// not set), `body` the request's body (at most
+/// [`admin_api::MAX_BODY_BYTES`] + 1 bytes of it), `random` bytes from the
+/// runtime's CSPRNG for a key the call may create. Returns the answer and
+/// the lines to log: the call's own (a change, a refusal), and one when the
+/// setting holds no valid token (the API then stays off).
+#[allow(clippy::too_many_arguments)] // the request's parts, as `answer` takes them, and the call's
+pub fn admin(
+    method: &str,
+    target: &str,
+    headers: &[(String, Vec<u8>)],
+    body: &[u8],
+    now: UnixMillis,
+    configured: Option<&str>,
+    random: [u8; KEY_RANDOM_BYTES],
+    store: &mut impl AdminStore,
+) -> (Answer, Vec<String>) {
+    let mut lines = Vec::new();
+    let tokens = match configured.map(AdminTokens::configure) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(tokens))) => Some(tokens),
+        Some(Err(error)) => {
+            lines.push(format!("admin: {error}"));
+            None
+        }
+    };
+    let lines_in: Vec<(&str, &[u8])> = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_slice()))
+        .collect();
+    let request = Request {
+        method,
+        target,
+        headers: &lines_in,
+    };
+    let answer = admin_api::run(&request, body, now, tokens.as_ref(), random, store);
+    lines.extend(answer.log);
+    (frame(method == "HEAD", answer.response), lines)
 }
 
 /// The core's response plus framing. A body's length is declared so the
@@ -322,6 +389,97 @@ mod tests {
             &mut Stores::new(undeclared),
         );
         assert_eq!(got.status, 503, "rate label missing from spin.toml");
+    }
+
+    const TOKEN: &str = "a-test-admin-token-of-forty-characters!!";
+
+    #[test]
+    fn the_admin_api_is_the_cores_and_off_without_a_token() {
+        let (buckets, mut memory, key) = seeded();
+        let mut stores = Stores::new(buckets.clone());
+        let admin_auth = vec![(
+            "authorization".to_owned(),
+            format!("Bearer {TOKEN}").into_bytes(),
+        )];
+        let body = br#"{"id":"googlebot"}"#;
+        let target = "/admin/v1/accounts/acme/exclusions";
+        // Not configured (no setting, an empty one): the endpoint's 404.
+        for configured in [None, Some(""), Some("  ")] {
+            let (got, lines) = admin(
+                "POST",
+                target,
+                &admin_auth,
+                body,
+                NOW,
+                configured,
+                [1; 24],
+                &mut stores,
+            );
+            let want = answer("POST", target, &admin_auth, NOW, &mut stores);
+            assert_eq!(got, want, "{configured:?}");
+            assert!(lines.is_empty());
+        }
+        // A setting that is no token: still off, and one line says why
+        // (never what the setting holds).
+        let (got, lines) = admin(
+            "POST",
+            target,
+            &admin_auth,
+            body,
+            NOW,
+            Some("too-short"),
+            [1; 24],
+            &mut stores,
+        );
+        assert_eq!(got.status, 404);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("admin API stays off") && !lines[0].contains("too-short"));
+        // Configured: the core's answer, over the labels, and its line.
+        let (got, lines) = admin(
+            "POST",
+            target,
+            &admin_auth,
+            body,
+            NOW,
+            Some(TOKEN),
+            [1; 24],
+            &mut stores,
+        );
+        let headers: Vec<(&str, &[u8])> = admin_auth
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_slice()))
+            .collect();
+        let request = Request {
+            method: "POST",
+            target,
+            headers: &headers,
+        };
+        let tokens = AdminTokens::configure(TOKEN).unwrap();
+        let want = admin_api::run(&request, body, NOW, tokens.as_ref(), [1; 24], &mut memory);
+        assert_eq!(got, frame(false, want.response));
+        assert_eq!(lines, want.log.into_iter().collect::<Vec<_>>());
+        assert_eq!(got.status, 201);
+        let filters = answer("GET", "/v1/filters", &auth(&key), NOW, &mut stores);
+        assert!(!String::from_utf8_lossy(&filters.body).contains("\"googlebot\""));
+    }
+
+    #[test]
+    fn a_swap_writes_only_over_what_it_expects() {
+        let (buckets, _, _) = seeded();
+        let mut stores = Stores::new(buckets.clone());
+        let record = RecordKey::custom_patterns(&noise_filter_core::AccountId::new("z").unwrap());
+        assert!(AdminStore::swap(&mut stores, &record, None, b"one").unwrap());
+        assert!(!AdminStore::swap(&mut stores, &record, None, b"two").unwrap());
+        assert!(!AdminStore::swap(&mut stores, &record, Some(b"two"), b"three").unwrap());
+        assert!(AdminStore::swap(&mut stores, &record, Some(b"one"), b"three").unwrap());
+        assert_eq!(
+            buckets.value("default", record.key()),
+            Some(b"three".to_vec())
+        );
+        let listed = stores
+            .list(&noise_filter_core::admin::key_listing())
+            .unwrap();
+        assert!(listed.iter().any(|k| k.starts_with("key/")));
     }
 
     #[test]

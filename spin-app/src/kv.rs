@@ -1,4 +1,6 @@
-//! Spin's key-value store through `wasi:keyvalue` (store + atomics).
+//! Spin's key-value store through `wasi:keyvalue` (store + atomics): get,
+//! delete and `list-keys` of a bucket, `increment`, and the compare-and-swap
+//! of `atomics` (`cas.new`, `cas.current`, `swap`) for the admin API.
 //!
 //! spin-sdk 5.2 publishes these bindings only under
 //! `spin_sdk::wit::wasi::keyvalue` (`#[doc(hidden)]`); this module is the one
@@ -47,5 +49,33 @@ impl Bucket for WasiBucket {
 
     fn delete(&self, key: &str) -> Result<(), StoreError> {
         self.0.delete(key).map_err(fail)
+    }
+
+    fn keys(&self) -> Result<Vec<String>, StoreError> {
+        let mut keys = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.0.list_keys(cursor.as_deref()).map_err(fail)?;
+            keys.extend(page.keys);
+            match page.cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(keys),
+            }
+        }
+    }
+
+    fn swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, StoreError> {
+        // `current` is what the swap compares against (Spin's SQLite store
+        // remembers it there; its Redis store WATCHes the key from there),
+        // so it is read even though the core read the value before.
+        let cas = atomics::Cas::new(&self.0, key).map_err(fail)?;
+        if cas.current().map_err(fail)?.as_deref() != expected {
+            return Ok(false);
+        }
+        match atomics::swap(cas, value) {
+            Ok(()) => Ok(true),
+            Err(atomics::CasError::CasFailed(_)) => Ok(false),
+            Err(atomics::CasError::StoreError(error)) => Err(fail(error)),
+        }
     }
 }

@@ -98,4 +98,23 @@ impl Bucket for MapBucket {
         }
         Ok(())
     }
+
+    fn keys(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .labels
+            .borrow()
+            .get(&self.name)
+            .map(|l| l.keys().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    fn swap(&self, key: &str, expected: Option<&[u8]>, value: &[u8]) -> Result<bool, StoreError> {
+        let mut labels = self.labels.borrow_mut();
+        let label = labels.entry(self.name.clone()).or_default();
+        if label.get(key).map(Vec::as_slice) != expected {
+            return Ok(false);
+        }
+        label.insert(key.to_owned(), value.to_vec());
+        Ok(true)
+    }
 }

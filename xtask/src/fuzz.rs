@@ -1,5 +1,6 @@
 //! `cargo xtask fuzz [SECONDS]`: runs each cargo-fuzz target of `fuzz/`
-//! (the request entry point, custom-pattern validation) for SECONDS each
+//! (the request entry point, the admin API's, custom-pattern validation)
+//! for SECONDS each
 //! (default 30), with the pinned nightly and cargo-fuzz, both installed when
 //! missing. A panic, a sanitizer report or a crash fails the run; libFuzzer
 //! prints the input and leaves it in `fuzz/artifacts/<target>/`. CI runs it
@@ -9,7 +10,7 @@
 use crate::util::{self, Result};
 
 /// The fuzz targets (`fuzz/Cargo.toml`).
-const TARGETS: [&str; 2] = ["request", "custom_pattern"];
+const TARGETS: [&str; 3] = ["request", "admin_request", "custom_pattern"];
 
 /// The cargo-fuzz release this is known to work with.
 const CARGO_FUZZ_VERSION: &str = "0.13.2";

@@ -59,6 +59,7 @@ pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> 
         stores,
         None,
         args.max_instance_reuse_count,
+        None,
     );
     let mut ratios = Vec::new();
     for round in 1..=args.rounds {
@@ -124,9 +125,13 @@ async fn fresh_keys(server: &Server, count: u32) -> anyhow::Result<(Vec<String>,
     let mut auths = Vec::new();
     let mut map = MemoryStore::new();
     for _ in 0..count.max(1) {
-        let key = noise_filter_host::admin::create_key(&server.stores().default, "probe", "probe")
-            .await?;
-        let record_key = RecordKey::api_key(&key.hash());
+        let store = noise_filter_host::admin::Admin::Local {
+            store: &server.stores().default,
+            name: String::new(),
+        };
+        let key = store.create_key("probe", "probe").await?;
+        let hash = noise_filter_core::KeyHash::from_hex(&key.hash).context("a key's hash")?;
+        let record_key = RecordKey::api_key(&hash);
         let record = server
             .stores()
             .default
@@ -134,7 +139,7 @@ async fn fresh_keys(server: &Server, count: u32) -> anyhow::Result<(Vec<String>,
             .await?
             .context("key record just written")?;
         map.set(&record_key, record);
-        auths.push(format!("Bearer {}", key.expose()));
+        auths.push(format!("Bearer {}", key.key));
     }
     Ok((auths, map))
 }

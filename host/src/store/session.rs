@@ -69,6 +69,26 @@ impl Session {
         self.writer(label).increment(label, key, delta).await
     }
 
+    /// Reads `key` of `label` as stored now, past this request's read
+    /// snapshot (which it ends): what a compare-and-swap compares with.
+    pub async fn current(&mut self, label: StoreLabel, key: &str) -> KvResult<Option<Vec<u8>>> {
+        self.writer(label).get(label, key).await
+    }
+
+    /// Writes `new` if `key` holds `expected` (`None`: absent); says whether
+    /// it did.
+    pub async fn compare_and_swap(
+        &mut self,
+        label: StoreLabel,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> KvResult<bool> {
+        self.writer(label)
+            .compare_and_swap(label, key, expected, new)
+            .await
+    }
+
     /// The keys of `label` starting with `prefix`, as stored now.
     pub async fn keys(&mut self, label: StoreLabel, prefix: &str) -> KvResult<Vec<String>> {
         // `&mut`: a session may be sent between threads, not shared (a

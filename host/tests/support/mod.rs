@@ -254,6 +254,24 @@ impl Host {
         )
     }
 
+    /// A call of the admin API with `token` (JSON body when given).
+    pub fn admin(&self, method: &str, target: &str, token: &str, body: Option<&str>) -> Reply {
+        let auth = format!("Bearer {token}");
+        send_body(
+            &self.addr,
+            method,
+            target,
+            &[("authorization", &auth)],
+            body.map(str::as_bytes),
+        )
+    }
+
+    /// What it printed on stderr so far (lines reach the file within the
+    /// log's flush interval, 100 ms).
+    pub fn stderr_so_far(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
     /// SIGINT (Ctrl-C), as an operator stops it; waits for it to exit and
     /// returns what it printed on stderr.
     pub fn interrupt(&mut self) -> String {
@@ -350,13 +368,30 @@ impl Reply {
 
 /// Sends one request (`connection: close`) and reads the whole response.
 pub fn send(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) -> Reply {
+    send_body(addr, method, target, headers, None)
+}
+
+/// [`send`] with a body (`content-length` framed) when given.
+pub fn send_body(
+    addr: &str,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Reply {
     let mut stream = connect(addr);
     let mut head = format!("{method} {target} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
+    if let Some(body) = body {
+        head.push_str(&format!("content-length: {}\r\n", body.len()));
+    }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).unwrap();
+    if let Some(body) = body {
+        stream.write_all(body).unwrap();
+    }
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     parse(&raw)

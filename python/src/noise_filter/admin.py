@@ -1,5 +1,12 @@
 """Managing keys and custom patterns on a store, validated by the core.
 
+These helpers work on a store this process holds (the records the service
+reads), never on a deployment: one whose store is out of reach (a managed
+Spin platform, a cluster's Redis), and an account's exclusions of
+built-ins, are administered through the service's admin API
+(``/admin/v1/``, any HTTP client; ``docs/SERVING.md``, "The admin API") or
+``noise-filter --remote URL``.
+
 The core's admin functions are pure (current bytes in, new bytes out); these
 helpers read the current record, ask the core, and write with one
 compare-and-swap against what they read, retrying when another writer got

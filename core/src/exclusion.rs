@@ -1,19 +1,59 @@
-//! Exclusions: patterns a matcher leaves out, chosen where the matcher runs
-//! (an end-to-end test run whose headless browser the catalog calls a bot,
-//! a page that wants one built-in rule off). A pattern is left out when its
-//! id is listed or its category is; what is left is the same matcher as one
-//! built from the remaining patterns, so every verdict is the one that set
-//! gives.
+//! An account's exclusions of built-in patterns: the built-ins it turned
+//! off, by id or by category, for good or until a date.
 //!
-//! The same words as an account's exclusions of built-ins (by id; by
-//! sub-kind once the catalog has them): an exclusion names patterns, it is
-//! not a pattern itself, and it cannot fail to apply. An id is not checked
-//! against the catalog: a deployment may serve ids this build does not
-//! know, and leaving out an id no pattern has leaves the set as it is.
+//! An exclusion names built-in patterns; it never touches the account's own
+//! patterns (those it removes, or asks for without, `includeCustom=false`).
+//! The endpoint leaves what an account excludes out of every answer to that
+//! account's keys, in both variants and whatever the parameters say, so a
+//! client, a matcher built from a response, a cache: everything downstream
+//! follows. The words are the ones a matcher's local exclusions use (npm's
+//! `exclude: {ids, categories}`): a built-in's `id`, a `category` in either
+//! variant's spelling.
+//!
+//! Exclusions live in the account's record, beside its custom patterns
+//! (`custom.rs`), so a request still reads one record for its account; one
+//! whose end has passed no longer applies, with nothing to run (the core
+//! compares it with the request's `now`).
+//!
+//! A matcher's exclusions ([`Exclusions`]) are the same words chosen where
+//! the matcher runs (an end-to-end test whose headless browser the catalog
+//! calls a bot, a page that wants one rule off): the patterns left out of a
+//! matcher, by id or category, so its verdicts are those of a matcher built
+//! from the rest. There an id is not checked against the catalog (a
+//! deployment may serve ids this build does not know; an id no pattern has
+//! leaves the set as it is) and `custom` names an account's patterns given
+//! no category, which an account's own exclusions never touch.
+
+#[cfg(feature = "endpoint")]
+mod account;
+
+#[cfg(feature = "endpoint")]
+pub(crate) use account::{Excluding, MAX_EXCLUSIONS};
+#[cfg(feature = "endpoint")]
+pub use account::{EXCLUSION_KINDS, Excluded, Exclusion, NewExclusion};
 
 use crate::catalog;
 use crate::matcher::Matcher;
 use crate::pattern::{CUSTOM_CATEGORY_A, Category, MatcherPattern, Variant};
+
+/// Why an exclusion was refused (the text says which and why).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidExclusion(pub String);
+
+impl std::fmt::Display for InvalidExclusion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidExclusion {}
+
+/// The category spelled `name` in either variant.
+fn category_named(name: &str) -> Option<Category> {
+    Variant::ALL
+        .into_iter()
+        .find_map(|variant| Category::parse(name, variant))
+}
 
 /// Patterns to leave out of a matcher: by id, by category.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,18 +70,6 @@ enum ExcludedCategory {
     /// Variant A's `custom`: an account's patterns given no category.
     Custom,
 }
-
-/// Why an exclusion was refused; says which entry and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidExclusion(pub String);
-
-impl std::fmt::Display for InvalidExclusion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InvalidExclusion {}
 
 impl Exclusions {
     /// These exclusions and the patterns with these `ids`; an empty id is
@@ -102,13 +130,6 @@ impl Exclusions {
         };
         category.is_some_and(|c| self.categories.contains(&c))
     }
-}
-
-/// The category spelled `name` in either variant.
-fn category_named(name: &str) -> Option<Category> {
-    Variant::ALL
-        .into_iter()
-        .find_map(|variant| Category::parse(name, variant))
 }
 
 impl Matcher {
