@@ -798,6 +798,18 @@ fn end(text: &str) -> Option<Option<Until>> {
     }
 }
 
+impl From<&CustomPattern> for MatcherPattern {
+    fn from(p: &CustomPattern) -> Self {
+        MatcherPattern {
+            id: p.id.clone(),
+            pattern: p.pattern.clone(),
+            kind: p.kind,
+            category: p.category_name(Variant::A).to_owned(),
+            confidence: p.confidence,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 mod tests {
@@ -841,17 +853,5 @@ mod tests {
         }
         assert_eq!(ServingView::parse(&v2).unwrap().exclusions.len(), 1);
         assert!(ServingView::parse_for(b"garbage", false).is_none());
-    }
-}
-
-impl From<&CustomPattern> for MatcherPattern {
-    fn from(p: &CustomPattern) -> Self {
-        MatcherPattern {
-            id: p.id.clone(),
-            pattern: p.pattern.clone(),
-            kind: p.kind,
-            category: p.category_name(Variant::A).to_owned(),
-            confidence: p.confidence,
-        }
     }
 }

@@ -28,9 +28,9 @@
 mod account;
 
 #[cfg(feature = "endpoint")]
-pub(crate) use account::{Excluding, MAX_EXCLUSIONS};
-#[cfg(feature = "endpoint")]
 pub use account::{EXCLUSION_KINDS, Excluded, Exclusion, NewExclusion};
+#[cfg(feature = "endpoint")]
+pub(crate) use account::{Excluding, MAX_EXCLUSIONS};
 
 use crate::catalog;
 use crate::matcher::Matcher;

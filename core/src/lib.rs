@@ -68,7 +68,7 @@
 //! - **Admin** (feature `endpoint`): [`admin`]'s functions: every change to
 //!   keys, custom patterns and exclusions of built-ins, an account's export
 //!   and import, with [`NewPattern`], [`CustomPattern`], [`NewExclusion`],
-//!   [`Exclusion`], [`Excluded`] and [`Until`] (a pattern's or an
+//!   [`Exclusion`], [`Excluded`] (of the [`EXCLUSION_KINDS`]) and [`Until`] (a pattern's or an
 //!   exclusion's end); [`admin_api`]: the admin HTTP API over them, with
 //!   its own steps (read, list, compare-and-swap), off unless a shell hands
 //!   in [`admin_api::AdminTokens`].

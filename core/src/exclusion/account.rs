@@ -29,7 +29,6 @@ pub enum Excluded {
 /// The kinds of exclusion, as the admin API's paths and JSON name them.
 pub const EXCLUSION_KINDS: [&str; 2] = ["id", "category"];
 
-
 impl Excluded {
     /// `id` or `category`.
     pub fn kind(&self) -> &'static str {
@@ -206,12 +205,12 @@ fn category(name: &str) -> Result<Category, InvalidExclusion> {
         ));
     }
     category_named(name).ok_or_else(|| {
-            InvalidExclusion(format!(
-                "{:?} is not a category: use one of browser-extension, third-party-script, \
+        InvalidExclusion(format!(
+            "{:?} is not a category: use one of browser-extension, third-party-script, \
                  bot-traffic, network-issue, known-library, other (or Variant B's spelling)",
-                cut(name)
-            ))
-        })
+            cut(name)
+        ))
+    })
 }
 
 fn is_id(text: &str) -> bool {

@@ -9,7 +9,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasherDefault;
 
-use crate::matcher::{Event, Field, Matcher, MatcherPattern};
+use crate::event::{Event, Field};
+use crate::matcher::Matcher;
+use crate::pattern::MatcherPattern;
 
 use super::distinct::{self, Distinct, Prehashed, key_hash};
 use super::normalize;

@@ -42,8 +42,9 @@ mod summary;
 mod text;
 mod time;
 
-use crate::matcher::{Matcher, MatcherPattern};
+use crate::matcher::Matcher;
 use crate::pattern::Kind;
+use crate::pattern::MatcherPattern;
 use crate::pattern_list;
 
 pub use summary::*;
