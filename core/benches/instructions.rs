@@ -1,4 +1,4 @@
-//! Instructions a request costs, for `core/benches/paired.sh`: runs one
+//! Instructions a request costs, for `core/benches/instructions.sh`: runs one
 //! case's request a given number of times and exits, for a count under
 //! valgrind (`callgrind`), which does not move with the machine's load as
 //! a clock does. The same cases and store as `respond.rs`, and only what
