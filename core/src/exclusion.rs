@@ -35,6 +35,7 @@ pub(crate) use account::{Excluding, MAX_EXCLUSIONS};
 use crate::catalog;
 use crate::matcher::Matcher;
 use crate::pattern::{CUSTOM_CATEGORY_A, Category, MatcherPattern, Variant};
+use crate::tags::Tags;
 
 /// Why an exclusion was refused (the text says which and why).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,11 @@ impl std::fmt::Display for InvalidExclusion {
 }
 
 impl std::error::Error for InvalidExclusion {}
+
+/// The tag spelled `name`, as the vocabulary holds it.
+fn tag_named(name: &str) -> Option<&'static str> {
+    Tags::vocabulary().iter().copied().find(|t| *t == name)
+}
 
 /// The category spelled `name` in either variant.
 fn category_named(name: &str) -> Option<Category> {

@@ -86,6 +86,47 @@ fn an_excluded_id_leaves_both_variants_and_nothing_else_changes() {
 }
 
 #[test]
+fn a_tag_exclusion_leaves_the_built_ins_of_that_sub_kind_and_keeps_the_rest_of_the_category() {
+    // Slackbot's and the other link previews, without the rest of the bots.
+    let (mut world, key) = support::acme();
+    let tagged: Vec<&str> = builtin_patterns()
+        .iter()
+        .filter(|p| p.tags.contains("social-preview"))
+        .map(|p| p.id)
+        .collect();
+    let before = world.get("/v1/filters", &key);
+    let listed_before = ids(&before);
+    assert!(
+        tagged
+            .iter()
+            .filter(|id| listed_before.contains(&(**id).to_owned()))
+            .count()
+            > 2,
+        "the default answer lists several link previewers"
+    );
+    exclude(
+        &mut world,
+        "acme",
+        vec![NewExclusion {
+            tag: Some("social-preview".into()),
+            ..NewExclusion::default()
+        }],
+    );
+    let after = world.get("/v1/filters", &key);
+    assert_eq!(
+        json(&after),
+        without(&json(&before), |p| tagged
+            .contains(&p["id"].as_str().unwrap())),
+        "only the tagged built-ins leave"
+    );
+    assert!(
+        ids(&after).contains(&"googlebot".to_owned()),
+        "the rest of bot-traffic stays"
+    );
+    assert_ne!(after.header("etag"), before.header("etag"));
+}
+
+#[test]
 fn a_regex_exclusion_leaves_variant_b_exactly_as_it_was() {
     let (mut world, key) = support::acme();
     let (_, regex) = a_string_and_a_regex();

@@ -319,8 +319,8 @@ enum PatternsCommand {
 
 #[derive(Debug, Subcommand)]
 enum ExclusionsCommand {
-    /// Turn built-ins off for an account: every `--id` and `--category`
-    /// given (all or none), until `--until` if given.
+    /// Turn built-ins off for an account: every `--id`, `--category` and
+    /// `--tag` given (all or none), until `--until` if given.
     Add {
         /// The account.
         #[arg(long)]
@@ -331,6 +331,10 @@ enum ExclusionsCommand {
         /// A category, in either variant's spelling (repeat for several).
         #[arg(long = "category", value_name = "CATEGORY")]
         categories: Vec<String>,
+        /// A tag, a sub-kind of the built-ins' categories (`ai-crawler`,
+        /// `wallet`, …; repeat for several).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
         /// When the exclusions stop applying: a date (`2026-12-31`, that
         /// day's start, UTC) or an RFC 3339 time. Absent: until removed.
         #[arg(long, value_name = "DATE")]
@@ -343,20 +347,20 @@ enum ExclusionsCommand {
         account: String,
     },
     /// Remove one exclusion: the built-in is served to the account again.
+    #[command(group(clap::ArgGroup::new("excluded").required(true).multiple(false)))]
     Remove {
         /// The account.
         #[arg(long)]
         account: String,
         /// The excluded built-in's id.
-        #[arg(
-            long,
-            conflicts_with = "category",
-            required_unless_present = "category"
-        )]
+        #[arg(long, group = "excluded")]
         id: Option<String>,
         /// The excluded category.
-        #[arg(long)]
+        #[arg(long, group = "excluded")]
         category: Option<String>,
+        /// The excluded tag.
+        #[arg(long, group = "excluded")]
+        tag: Option<String>,
     },
 }
 
@@ -597,24 +601,30 @@ async fn administer(command: Command, to: &Admin<'_>, output: Output) -> anyhow:
             account,
             ids,
             categories,
+            tags,
             until,
         }) => {
             let news: Vec<NewExclusion> = ids
                 .into_iter()
                 .map(|id| NewExclusion {
                     id: Some(id),
-                    category: None,
                     until: until.clone(),
+                    ..NewExclusion::default()
                 })
                 .chain(categories.into_iter().map(|category| NewExclusion {
-                    id: None,
                     category: Some(category),
                     until: until.clone(),
+                    ..NewExclusion::default()
+                }))
+                .chain(tags.into_iter().map(|tag| NewExclusion {
+                    tag: Some(tag),
+                    until: until.clone(),
+                    ..NewExclusion::default()
                 }))
                 .collect();
             anyhow::ensure!(
                 !news.is_empty(),
-                "give what to exclude: --id ID or --category CATEGORY"
+                "give what to exclude: --id ID, --category CATEGORY or --tag TAG"
             );
             let added = to.add_exclusions(&account, news).await?;
             admin::print_excluded(&account, &added, output)?;
@@ -628,11 +638,15 @@ async fn administer(command: Command, to: &Admin<'_>, output: Output) -> anyhow:
             account,
             id,
             category,
+            tag,
         }) => {
-            let (kind, value) = match (id, category) {
-                (Some(id), _) => ("id", id),
-                (None, Some(category)) => ("category", category),
-                (None, None) => anyhow::bail!("give --id ID or --category CATEGORY"),
+            let (kind, value) = match (id, category, tag) {
+                (Some(id), _, _) => ("id", id),
+                (None, Some(category), _) => ("category", category),
+                (None, None, Some(tag)) => ("tag", tag),
+                (None, None, None) => {
+                    anyhow::bail!("give --id ID, --category CATEGORY or --tag TAG")
+                }
             };
             let removed = to.remove_exclusion(&account, kind, &value).await?;
             if json {

@@ -5,10 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{InvalidExclusion, category_named};
+use super::{InvalidExclusion, category_named, tag_named};
 use crate::catalog;
 use crate::pattern::{CUSTOM_CATEGORY_A, Category, Variant};
 use crate::rate::UnixMillis;
+use crate::tags::Tags;
 use crate::until::Until;
 
 /// Most exclusions one account may have.
@@ -24,25 +25,30 @@ pub enum Excluded {
     /// Every built-in pattern of this category (the account's own patterns
     /// of the category stay).
     Category(Category),
+    /// Every built-in pattern with this tag, a sub-kind of its category
+    /// (one of [`crate::Tags::vocabulary`]).
+    Tag(&'static str),
 }
 
 /// The kinds of exclusion, as the admin API's paths and JSON name them.
-pub const EXCLUSION_KINDS: [&str; 2] = ["id", "category"];
+pub const EXCLUSION_KINDS: [&str; 3] = ["id", "category", "tag"];
 
 impl Excluded {
-    /// `id` or `category`.
+    /// `id`, `category` or `tag`.
     pub fn kind(&self) -> &'static str {
         match self {
             Excluded::Id(_) => "id",
             Excluded::Category(_) => "category",
+            Excluded::Tag(_) => "tag",
         }
     }
 
-    /// The id, or the category in Variant A's spelling.
+    /// The id, the category in Variant A's spelling, or the tag.
     pub fn value(&self) -> &str {
         match self {
             Excluded::Id(id) => id,
             Excluded::Category(category) => category.name(Variant::A),
+            Excluded::Tag(tag) => tag,
         }
     }
 
@@ -56,6 +62,7 @@ impl Excluded {
                 cut(value)
             ))),
             "category" => category(value).map(Excluded::Category),
+            "tag" => tag(value).map(Excluded::Tag),
             other => Err(InvalidExclusion(format!(
                 "{:?} is not a kind of exclusion: use {}",
                 cut(other),
@@ -64,7 +71,8 @@ impl Excluded {
         }
     }
 
-    /// As the serving layout writes it: `id:<id>`, `category:<category>`.
+    /// As the serving layout writes it: `id:<id>`, `category:<category>`,
+    /// `tag:<tag>`.
     pub(crate) fn stored(&self) -> String {
         format!("{}:{}", self.kind(), self.value())
     }
@@ -92,8 +100,8 @@ impl Exclusion {
     }
 }
 
-/// The JSON of an exclusion, listed and stored alike: `{"id": …}` or
-/// `{"category": …}`, and `"until"` when it ends.
+/// The JSON of an exclusion, listed and stored alike: `{"id": …}`,
+/// `{"category": …}` or `{"tag": …}`, and `"until"` when it ends.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ExclusionJson {
@@ -102,18 +110,23 @@ struct ExclusionJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     category: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    tag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     until: Option<Until>,
 }
 
 impl Serialize for Exclusion {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (id, category) = match &self.excluded {
-            Excluded::Id(id) => (Some(id.clone()), None),
-            Excluded::Category(c) => (None, Some(c.name(Variant::A).to_owned())),
-        };
+        let (mut id, mut category, mut tag) = (None, None, None);
+        match &self.excluded {
+            Excluded::Id(name) => id = Some(name.clone()),
+            Excluded::Category(c) => category = Some(c.name(Variant::A).to_owned()),
+            Excluded::Tag(name) => tag = Some((*name).to_owned()),
+        }
         ExclusionJson {
             id,
             category,
+            tag,
             until: self.until,
         }
         .serialize(serializer)
@@ -123,10 +136,11 @@ impl Serialize for Exclusion {
 impl<'de> Deserialize<'de> for Exclusion {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Exclusion, D::Error> {
         let json = ExclusionJson::deserialize(deserializer)?;
-        let excluded = match (json.id, json.category) {
-            (Some(id), None) => Excluded::named("id", &id),
-            (None, Some(category)) => Excluded::named("category", &category),
-            _ => Err(InvalidExclusion("give one of id or category".into())),
+        let excluded = match (json.id, json.category, json.tag) {
+            (Some(id), None, None) => Excluded::named("id", &id),
+            (None, Some(category), None) => Excluded::named("category", &category),
+            (None, None, Some(tag)) => Excluded::named("tag", &tag),
+            _ => Err(InvalidExclusion("give one of id, category or tag".into())),
         }
         .map_err(serde::de::Error::custom)?;
         Ok(Exclusion {
@@ -137,7 +151,7 @@ impl<'de> Deserialize<'de> for Exclusion {
 }
 
 /// An exclusion as an account asks for it (the admin API's body, the CLI's
-/// flags): exactly one of `id` and `category`, and an optional `until`
+/// flags): exactly one of `id`, `category` and `tag`, and an optional `until`
 /// (a date, or an RFC 3339 time).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -148,6 +162,9 @@ pub struct NewExclusion {
     /// A category, in either variant's spelling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// A tag, a sub-kind of the built-ins' categories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// When it stops applying; absent: until removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
@@ -155,14 +172,16 @@ pub struct NewExclusion {
 
 impl NewExclusion {
     /// Checks it: an id must be a built-in's of this catalog (a typo would
-    /// exclude nothing, silently), a category one of the six.
+    /// exclude nothing, silently), a category one of the six, a tag one of
+    /// the catalog's vocabulary.
     pub fn validate(self) -> Result<Exclusion, InvalidExclusion> {
-        let excluded = match (self.id, self.category) {
-            (Some(id), None) => builtin_id(&id)?,
-            (None, Some(c)) => Excluded::Category(category(&c)?),
+        let excluded = match (self.id, self.category, self.tag) {
+            (Some(id), None, None) => builtin_id(&id)?,
+            (None, Some(c), None) => Excluded::Category(category(&c)?),
+            (None, None, Some(t)) => Excluded::Tag(tag(&t)?),
             _ => {
                 return Err(InvalidExclusion(
-                    "an exclusion names one of id (a built-in pattern) or category".into(),
+                    "an exclusion names one of id (a built-in pattern), category or tag".into(),
                 ));
             }
         };
@@ -213,6 +232,16 @@ fn category(name: &str) -> Result<Category, InvalidExclusion> {
     })
 }
 
+fn tag(name: &str) -> Result<&'static str, InvalidExclusion> {
+    tag_named(name).ok_or_else(|| {
+        InvalidExclusion(format!(
+            "{:?} is not a tag of the catalog: use one of {}",
+            cut(name),
+            Tags::vocabulary().join(", ")
+        ))
+    })
+}
+
 fn is_id(text: &str) -> bool {
     (1..=64).contains(&text.len())
         && text
@@ -231,14 +260,14 @@ fn cut(s: &str) -> String {
 pub(crate) struct Excluding {
     /// Bit `c.index()` set: category `c`'s built-ins are left out.
     pub(crate) categories: u8,
-    /// Places in [`catalog::patterns`] of the built-ins excluded by id,
+    /// Places in [`catalog::builtin_patterns`] of the built-ins excluded by id or tag,
     /// ascending, without repeats.
     pub(crate) patterns: Vec<usize>,
 }
 
 impl Excluding {
-    /// The exclusions `stored` (their serving form: `id:<id>` or
-    /// `category:<name>`, and an end) that apply at `now`; `None` when none
+    /// The exclusions `stored` (their serving form: `id:<id>`,
+    /// `category:<name>` or `tag:<name>`, and an end) that apply at `now`; `None` when none
     /// does, so a request without exclusions takes the path it always took.
     /// An id this catalog does not have (a later release dropped it)
     /// excludes nothing.
@@ -262,6 +291,16 @@ impl Excluding {
                         excluding.categories |= 1 << c.index();
                     }
                 }
+                // As the ids of the built-ins that have it: one more pass
+                // over the catalog when the request is made, nothing new
+                // where the answer is put together.
+                Some(("tag", name)) => excluding.patterns.extend(
+                    catalog::builtin_patterns()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.tags.contains(name))
+                        .map(|(at, _)| at),
+                ),
                 _ => {}
             }
         }
@@ -285,8 +324,47 @@ mod tests {
         NewExclusion {
             id: id.map(str::to_owned),
             category: category.map(str::to_owned),
+            tag: None,
             until: until.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn an_exclusion_by_tag_names_the_builtins_with_that_tag() {
+        let exclusion = NewExclusion {
+            tag: Some("ai-crawler".into()),
+            ..NewExclusion::default()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(exclusion.excluded, Excluded::Tag("ai-crawler"));
+        assert_eq!(
+            serde_json::to_string(&exclusion).unwrap(),
+            r#"{"tag":"ai-crawler"}"#
+        );
+        let back: Exclusion = serde_json::from_str(r#"{"tag":"ai-crawler"}"#).unwrap();
+        assert_eq!(back, exclusion);
+        let excluding = Excluding::at(
+            [(exclusion.excluded.stored().as_str(), None)],
+            UnixMillis(0),
+        )
+        .unwrap();
+        let tagged: Vec<usize> = catalog::builtin_patterns()
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.tags.contains("ai-crawler"))
+            .map(|(at, _)| at)
+            .collect();
+        assert!(tagged.len() > 3, "the catalog tags its AI crawlers");
+        assert_eq!(excluding.patterns, tagged);
+        let refused = NewExclusion {
+            tag: Some("ai-crawlers".into()),
+            ..NewExclusion::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(refused.0.contains("not a tag of the catalog"), "{refused}");
+        assert!(Excluded::named("tag", "nope").is_err());
     }
 
     #[test]
