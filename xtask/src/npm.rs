@@ -48,6 +48,7 @@ const SOURCES: &[&str] = &[
     "workerd.js",
     "init.js",
     "matching.js",
+    "trackers.js",
     "client.js",
     "loading.js",
     "matcher-api.js",
