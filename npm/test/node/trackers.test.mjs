@@ -141,6 +141,7 @@ function rollbar(base, options) {
     captureUncaught: false,
     captureUnhandledRejections: false,
     logLevel: 'critical',
+    verbose: false,
     ...options,
   });
   return { notifier, error: (value) => new Promise((resolve) => notifier.error(value, () => resolve())) };
@@ -211,6 +212,7 @@ function honeybadger(handlers) {
   const client = Honeybadger.factory({
     apiKey: 'hbp_test',
     environment: 'test',
+    reportData: true, // Honeybadger sends nothing from a `test` environment otherwise
     enableUncaught: false,
     enableUnhandledRejection: false,
     logger: { log() {}, info() {}, debug() {}, warn() {}, error() {} },
@@ -226,7 +228,7 @@ function honeybadger(handlers) {
   return { sent, notify: (error) => client.notifyAsync(error).catch(() => {}) };
 }
 
-test('@honeybadger-io/js in Node: noise is not sent, real errors are, the user beforeNotify still runs; tag mode; a throwing matcher keeps the notice', async () => {
+test('@honeybadger-io/js in Node: noise is not sent, real errors are, the user beforeNotify still runs; tag mode; a throwing matcher keeps the notice; a loading one lets notices pass', async () => {
   const noisy = [];
   const seen = [];
   const { sent, notify } = honeybadger([
@@ -255,6 +257,19 @@ test('@honeybadger-io/js in Node: noise is not sent, real errors are, the user b
   await failing.notify(wallet());
   await until(() => failing.sent.length === 1, 'kept when the matcher throws');
   assert.deepEqual(heard, ['broken matcher']);
+
+  // While a promised matcher loads, notices pass; then noise is dropped.
+  let resolve;
+  const loading = new Promise((r) => { resolve = r; });
+  const later = honeybadger([honeybadgerBeforeNotify({ matcher: loading })]);
+  await later.notify(wallet());
+  await until(() => later.sent.length === 1, 'sent while the matcher loads');
+  resolve(Matcher.builtin());
+  await loading;
+  await later.notify(wallet());
+  await later.notify(real());
+  await until(() => later.sent.length === 2, 'the real error sent');
+  assert.deepEqual(later.sent.map((p) => p.error.message), ['Cannot redefine property: ethereum', 'invoice total is negative']);
 });
 
 // -------------------------------------------------------------- parity --
