@@ -18,7 +18,7 @@ import {
 } from 'noise-filter';
 
 const matcher = Matcher.builtin();
-const client = createClient({ key: 'nf_x' });
+const client = createClient({ url: 'https://filters.example', key: 'nf_x' });
 const loading: Promise<Matcher> = Promise.resolve(matcher);
 
 // Datadog RUM: the hook is a `RumBeforeSend`; with type arguments, onNoise
