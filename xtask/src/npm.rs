@@ -611,7 +611,7 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
     // package supports: 5.9, 6.0 and 7.0 (the native compiler, published
     // as `typescript` 7), installed side by side under aliases.
     for (name, package) in TYPESCRIPTS {
-        for config in ["tsconfig.json", "tsconfig.page.json"] {
+        for config in ["tsconfig.json", "tsconfig.page.json", "tsconfig.trackers.json"] {
             let mut c = Command::new("node");
             c.current_dir(&tests)
                 .arg(Path::new("node_modules").join(package).join("bin/tsc"))
