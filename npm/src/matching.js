@@ -492,12 +492,12 @@ export function noiseJudge(name, { matcher, onNoise, onError, ...matcherOptions 
   const narrowing = matcherOptionsOf(name, matcherOptions);
   const report = reporter(onError);
   const source = matcherSource(matcher, report);
-  const narrowed = new WeakMap();
+  const cache = new WeakMap();
   function judge(input, event, hint) {
     if (source.value === null || source.failed) return null;
     let verdict;
     try {
-      verdict = classifyWith(source.value, input, narrowing, narrowed);
+      verdict = classifyWith(source.value, input, narrowing, cache);
     } catch (error) {
       report(error);
       return null; // never lose a report over the filter
