@@ -398,6 +398,121 @@ export function createBeforeSend<E extends Classifiable, H = unknown>(
   options?: BeforeSendOptions<E, H>,
 ): (event: E, hint?: H) => E | null;
 
+// ------------------------------------------------ the other trackers --
+// Each hook is typed by the shape it reads, not by its SDK's package (not
+// a dependency): each is assignable where its SDK takes it (checked against
+// the real SDKs' types in the package's tests). A type argument types
+// `onNoise`'s event and the user's own hook.
+
+/** Options every tracker's integration takes. */
+export interface TrackerOptions<E> {
+  /**
+   * A matcher, a client (its current matcher each time), or a promise of
+   * either: while it is pending, or a client waits for its first answer,
+   * events pass (no hook here holds an event).
+   */
+  matcher: MatcherSource;
+  /** Patterns left out (as `Matcher.builtin`'s `exclude`). */
+  exclude?: Exclusions;
+  /** Hears of each noisy event, in either mode. */
+  onNoise?(verdict: Verdict, event: E, hint: unknown): void;
+  /** Hears why a promised matcher could not be had, a matcher threw, or an event could not be read (the event is then kept). */
+  onError?(error: unknown): void;
+}
+
+/** What the Datadog RUM hook reads: an event with its `type` (`'error'` ones are looked at). */
+export interface DatadogLikeEvent {
+  readonly type: string;
+}
+
+/** Options of {@link datadogBeforeSend}. */
+export interface DatadogBeforeSendOptions<E = DatadogLikeEvent, C = unknown> extends TrackerOptions<E> {
+  /** `'drop'` (default): noise is not sent. `'tag'`: sent, with `context.noise_filter` = `{ noise: true, patterns }`. */
+  mode?: 'drop' | 'tag';
+  /** Your own `beforeSend`: runs after the filter, on every event it keeps; its answer is the hook's. */
+  beforeSend?(event: E, context: C): boolean | void;
+}
+
+/**
+ * `datadogRum.init({ beforeSend: datadogBeforeSend({ matcher }) })`
+ * (`@datadog/browser-rum`): `false` for a noisy error event.
+ */
+export function datadogBeforeSend<E extends DatadogLikeEvent = DatadogLikeEvent, C = unknown>(
+  options: DatadogBeforeSendOptions<E, C>,
+): (event: E, context: C) => boolean;
+
+/** What the Bugsnag hook reads: an event with its `errors` (the thrown one first). */
+export interface BugsnagLikeEvent {
+  readonly errors: readonly object[];
+}
+
+/** Options of {@link bugsnagOnError}. */
+export interface BugsnagOnErrorOptions<E = BugsnagLikeEvent> extends TrackerOptions<E> {
+  /** `'drop'` (default): noise is not sent. `'tag'`: sent, with the metadata section `noise_filter` = `{ noise: true, patterns }`. */
+  mode?: 'drop' | 'tag';
+}
+
+/**
+ * An `onError` callback of `@bugsnag/js` (or `@bugsnag/browser`,
+ * `@bugsnag/node`): `false` for noise. List it first:
+ * `Bugsnag.start({ onError: [bugsnagOnError({ matcher }), yours] })`.
+ */
+export function bugsnagOnError<E extends BugsnagLikeEvent = BugsnagLikeEvent>(options: BugsnagOnErrorOptions<E>): (event: E) => boolean;
+
+/** Options of {@link rollbarCheckIgnore}. */
+export interface RollbarCheckIgnoreOptions<I = object> extends TrackerOptions<I> {
+  /** Only `'drop'`: `checkIgnore` cannot change the item. */
+  mode?: 'drop';
+  /** Your own `checkIgnore`: runs after the filter, on every item it keeps; its answer is the hook's. */
+  checkIgnore?(isUncaught: boolean, args: unknown[], item: I): boolean;
+}
+
+/** `new Rollbar({ checkIgnore: rollbarCheckIgnore({ matcher }) })` (`rollbar`): `true` (ignore) for noise. */
+export function rollbarCheckIgnore<I extends object = object>(
+  options: RollbarCheckIgnoreOptions<I>,
+): (isUncaught: boolean, args: unknown[], item: I) => boolean;
+
+/** What the Honeybadger hook reads: a notice (`name`, `message`, `backtrace`, `tags`, …). */
+export interface HoneybadgerLikeNotice {
+  name?: string;
+  message?: string;
+  tags?: string | string[];
+  context?: Record<string, unknown>;
+}
+
+/** Options of {@link honeybadgerBeforeNotify}. */
+export interface HoneybadgerBeforeNotifyOptions<N = HoneybadgerLikeNotice> extends TrackerOptions<N> {
+  /** `'drop'` (default): noise is not sent. `'tag'`: sent, with the tag `noise_filter` and `context.noise_filter` = `{ noise: true, patterns }`. */
+  mode?: 'drop' | 'tag';
+}
+
+/**
+ * `Honeybadger.beforeNotify(honeybadgerBeforeNotify({ matcher }))`
+ * (`@honeybadger-io/js`): `false` for noise. Honeybadger runs every
+ * `beforeNotify` handler, yours too, whatever this one answers.
+ */
+export function honeybadgerBeforeNotify<N extends HoneybadgerLikeNotice = HoneybadgerLikeNotice>(
+  options: HoneybadgerBeforeNotifyOptions<N>,
+): (notice?: N) => boolean;
+
+/** What the PostHog hook reads: an event with its name (`'$exception'` ones are looked at). */
+export interface PosthogLikeEvent {
+  event: string;
+}
+
+/** Options of {@link posthogBeforeSend}. */
+export interface PosthogBeforeSendOptions<E = PosthogLikeEvent> extends TrackerOptions<E> {
+  /** `'drop'` (default): noise is not sent. `'tag'`: sent, with the properties `noise_filter: true` and `noise_filter_patterns`. */
+  mode?: 'drop' | 'tag';
+}
+
+/**
+ * A `before_send` function of `posthog-js`: `null` for a noisy
+ * `$exception` event. List it first:
+ * `posthog.init(token, { before_send: [posthogBeforeSend({ matcher }), yours] })`.
+ */
+export function posthogBeforeSend(options: PosthogBeforeSendOptions): <E extends PosthogLikeEvent>(event: E) => E | null;
+
 /**
  * The wasm's loading: resolves once it is loaded (trying again after a
  * failure), rejects with why it is not (blocked, a `404` with its `status`,

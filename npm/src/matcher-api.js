@@ -11,6 +11,7 @@ import { matcherClass } from './matching.js';
 
 import { clientFor } from './client.js';
 export { DEFAULT_HOLD_MS, createBeforeSend, noiseFilterIntegration, parseStack, toEvent } from './matching.js';
+export { bugsnagOnError, datadogBeforeSend, honeybadgerBeforeNotify, posthogBeforeSend, rollbarCheckIgnore } from './trackers.js';
 
 /** The patterns of a compiled set, applied to error events. */
 export const Matcher = matcherClass(wasm);

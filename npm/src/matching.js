@@ -426,12 +426,13 @@ function matcherSource(given, report) {
 }
 
 /**
- * The verdict of `value` (a `Matcher` or a client) on `event`, without the
- * patterns `exclude` leaves out (kept per matcher: a client's changes with
- * each new set). A client without its wasm answers clean.
+ * The verdict of `value` (a `Matcher` or a client) on `event`, by the
+ * matcher `narrowing` (the integration's matcher options) makes of it
+ * (kept per matcher in `cache`: a client's changes with each new set). A
+ * client without its wasm answers clean.
  */
-function classifyWith(value, event, exclude, excluded) {
-  if (exclude === undefined) return value.classify(event);
+function classifyWith(value, event, narrowing, cache) {
+  if (narrowing === undefined) return value.classify(event);
   let matcher = value;
   if (isClient(value)) {
     try {
@@ -440,19 +441,27 @@ function classifyWith(value, event, exclude, excluded) {
       return CLEAN; // no wasm: the client's onError heard why
     }
   }
-  let narrowed = excluded.get(matcher);
-  if (narrowed === undefined) {
+  let made = cache.get(matcher);
+  if (made === undefined) {
     try {
-      narrowed = matcher.excluding(exclude);
+      made = narrowed(matcher, narrowing);
     } catch (refused) {
       // Told once (the caller reports it); the events keep passing.
-      excluded.set(matcher, null);
+      cache.set(matcher, null);
       throw refused;
     }
-    excluded.set(matcher, narrowed);
+    cache.set(matcher, made);
   }
-  return narrowed === null ? CLEAN : narrowed.classify(event);
+  return made === null ? CLEAN : made.classify(event);
 }
+
+/** `matcher` as an integration's matcher options make it: without the patterns `exclude` names. */
+function narrowed(matcher, { exclude }) {
+  return exclude === undefined ? matcher : matcher.excluding(exclude);
+}
+
+/** The ids of the patterns a noisy verdict matched, each once, in order. */
+export const patternIds = (verdict) => [...new Set(verdict.matches.map((m) => m.id))];
 
 /** Calls the application's `onError`; what it throws is dropped. */
 const reporter = (onError) => (error) => {
@@ -464,6 +473,64 @@ const reporter = (onError) => (error) => {
 };
 
 /**
+ * The decision every integration makes, one owner for it: the Sentry
+ * integration, `createBeforeSend` and each tracker's hook (trackers.js)
+ * differ only in how they read their SDK's event and what they answer.
+ * `matcher` is a `Matcher`, a client, or a promise of either; the other
+ * options are the matcher's (`exclude`, and any option `narrowed` knows),
+ * `onNoise` and `onError`. `judge(input, event, hint)` returns the verdict
+ * on `input` (the event as the matcher reads it) when it is noise, and
+ * `null` to keep the event: no matcher yet (events pass while it loads: no
+ * hook waits on the network unless it holds, as the Sentry integration
+ * does), a rejected promise, a clean verdict, or a matcher that threw (told
+ * to `onError`). `onNoise(verdict, event, hint)` hears each noisy event;
+ * its exceptions go to `onError` and never keep noise. `report` tells
+ * `onError`; `source` is what the Sentry integration holds on.
+ */
+export function noiseJudge(name, { matcher, onNoise, onError, ...matcherOptions }) {
+  if (matcher == null) throw new TypeError(`${name}: a matcher, a client or a promise of one is needed`);
+  const narrowing = matcherOptionsOf(name, matcherOptions);
+  const report = reporter(onError);
+  const source = matcherSource(matcher, report);
+  const cache = new WeakMap();
+  function judge(input, event, hint) {
+    if (source.value === null || source.failed) return null;
+    let verdict;
+    try {
+      verdict = classifyWith(source.value, input, narrowing, cache);
+    } catch (error) {
+      report(error);
+      return null; // never lose a report over the filter
+    }
+    if (!verdict.noise) return null;
+    try {
+      onNoise?.(verdict, event, hint);
+    } catch (error) {
+      report(error); // the application's counter must not keep noise
+    }
+    return verdict;
+  }
+  return { judge, report, source };
+}
+
+/**
+ * The options every integration passes on to its matcher, checked once
+ * when the integration is made: `exclude` (patterns left out, as
+ * `Matcher.builtin`). One place names them, so an option of the matcher
+ * reaches every integration by being added here and in `narrowed`.
+ */
+function matcherOptionsOf(name, options) {
+  for (const key of Object.keys(options)) {
+    if (!MATCHER_OPTIONS.includes(key)) throw new TypeError(`${name}: unknown option \`${key}\``);
+  }
+  const given = Object.entries(options).filter(([, value]) => value !== undefined);
+  return given.length === 0 ? undefined : Object.fromEntries(given);
+}
+
+/** The matcher's options an integration takes (see `matcherOptionsOf`). */
+const MATCHER_OPTIONS = ['exclude'];
+
+/**
  * A `beforeSend`-style hook: returns `null` for an event the matcher calls
  * noise (so the SDK drops it), the event otherwise. `matcher` is a
  * `Matcher`, a client, or a promise of either (events pass while it is
@@ -471,27 +538,11 @@ const reporter = (onError) => (error) => {
  * it cannot read, or a matcher that throws, keeps the event and tells
  * `onError`.
  */
-export function createBeforeSend(matcher, { onNoise, onError, exclude } = {}) {
+export function createBeforeSend(matcher, options = {}) {
   if (matcher == null) throw new TypeError('createBeforeSend: a matcher, a client or a promise of one is needed');
-  const report = reporter(onError);
-  const source = matcherSource(matcher, report);
-  const excluded = new WeakMap();
+  const { judge } = noiseJudge('createBeforeSend', { ...options, matcher });
   return function beforeSend(event, hint) {
-    if (source.value === null || source.failed) return event;
-    let verdict;
-    try {
-      verdict = classifyWith(source.value, event, exclude, excluded);
-    } catch (error) {
-      report(error);
-      return event;
-    }
-    if (!verdict.noise) return event;
-    try {
-      onNoise?.(verdict, event, hint);
-    } catch (error) {
-      report(error);
-    }
-    return null;
+    return judge(event, event, hint) === null ? event : null;
   };
 }
 
@@ -520,33 +571,19 @@ export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onErro
   if (mode !== 'drop' && mode !== 'tag') throw new TypeError("noiseFilterIntegration: mode is 'drop' or 'tag'");
   if (matcher == null) throw new TypeError('noiseFilterIntegration: a matcher, a client or a promise of one is needed');
   if (typeof hold !== 'number' || !(hold >= 0)) throw new TypeError('noiseFilterIntegration: hold is a number of milliseconds, 0 or more');
-  const report = reporter(onError);
-  const source = matcherSource(matcher, report);
-  const excluded = new WeakMap();
+  const { judge, source } = noiseJudge('noiseFilterIntegration', { matcher, onNoise, onError, exclude });
   /** Releases of the events held now, run at once when the page goes away. */
   const held = new Set();
   let listening = false;
 
   function decide(event, hint) {
-    if (source.value === null || source.failed) return event;
-    let verdict;
-    try {
-      verdict = classifyWith(source.value, event, exclude, excluded);
-    } catch (error) {
-      report(error);
-      return event; // never lose a report over the filter
-    }
-    if (!verdict.noise) return event;
-    try {
-      onNoise?.(verdict, event, hint);
-    } catch (error) {
-      report(error); // the application's counter must not drop the event
-    }
+    const verdict = judge(event, event, hint);
+    if (verdict === null) return event;
     if (mode === 'drop') return null;
     event.tags = {
       ...event.tags,
       noise_filter: 'noise',
-      'noise_filter.patterns': [...new Set(verdict.matches.map((m) => m.id))].join(','),
+      'noise_filter.patterns': patternIds(verdict).join(','),
     };
     return event;
   }

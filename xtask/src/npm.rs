@@ -48,6 +48,7 @@ const SOURCES: &[&str] = &[
     "workerd.js",
     "init.js",
     "matching.js",
+    "trackers.js",
     "client.js",
     "loading.js",
     "matcher-api.js",
@@ -546,6 +547,10 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
                     "node/readme.test.mjs",
                     "node/client.test.mjs",
                     "node/sentry.test.mjs",
+                    // Bugsnag, Rollbar and Honeybadger with their real SDKs; every
+                    // integration's verdicts against the matcher's (Datadog RUM and
+                    // PostHog run in Chromium: browser/trackers.js).
+                    "node/trackers.test.mjs",
                     "node/redos.test.mjs",
                     // The catalog's bot patterns against isbot, from the registry.
                     "node/bots.test.mjs",
@@ -606,7 +611,7 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
     // package supports: 5.9, 6.0 and 7.0 (the native compiler, published
     // as `typescript` 7), installed side by side under aliases.
     for (name, package) in TYPESCRIPTS {
-        for config in ["tsconfig.json", "tsconfig.page.json"] {
+        for config in ["tsconfig.json", "tsconfig.page.json", "tsconfig.trackers.json"] {
             let mut c = Command::new("node");
             c.current_dir(&tests)
                 .arg(Path::new("node_modules").join(package).join("bin/tsc"))

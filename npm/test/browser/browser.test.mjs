@@ -24,7 +24,7 @@ await build({
     outDir,
     emptyOutDir: true,
     chunkSizeWarningLimit: 4096,
-    rollupOptions: { input: { main: join(root, 'index.html'), matcher: join(root, 'matcher.html'), sentry: join(root, 'sentry.html') } },
+    rollupOptions: { input: { main: join(root, 'index.html'), matcher: join(root, 'matcher.html'), sentry: join(root, 'sentry.html'), trackers: join(root, 'trackers.html') } },
   },
 });
 
@@ -49,11 +49,21 @@ const key = await createKey(store, { account: 'acme', label: 'bundler pages' });
 await addCustomPatterns(store, 'acme', [{ pattern: 'acme-legacy-widget.js', category: 'third-party-script' }]);
 const serveFilters = nodeListener(createHandler({ keys: store, customPatterns: store }));
 
+// What the trackers' page's SDKs post (Datadog RUM through its `proxy`,
+// PostHog to its `api_host`): recorded here, read back by the page.
+const intake = [];
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const served = [];
 const server = createServer(async (request, response) => {
   const path = new URL(request.url, 'http://x').pathname;
   if (path.endsWith('/filters')) return serveFilters(request, response);
+  if (path === '/intake-log') return response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(intake));
+  if (path.startsWith('/dd-intake') || path.startsWith('/ph/')) {
+    const chunks = [];
+    for await (const chunk of request) chunks.push(chunk);
+    intake.push({ path, body: Buffer.concat(chunks).toString('utf8') });
+    return response.writeHead(path.startsWith('/ph/') ? 200 : 202, { 'content-type': 'application/json' }).end('{}');
+  }
   const file = path === '/' ? '/index.html' : path;
   served.push(file);
   try {
@@ -65,6 +75,7 @@ const server = createServer(async (request, response) => {
 });
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 
+const DESKTOP_CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: [
@@ -79,8 +90,8 @@ const browser = await chromium.launch({
 });
 
 /** Opens `url`, waits for the page's cases, returns their results and page errors. */
-async function runPage(url) {
-  const page = await browser.newPage();
+async function runPage(url, options) {
+  const page = await browser.newPage(options);
   const errors = [];
   page.on('pageerror', (error) => errors.push(String(error)));
   await page.goto(url);
@@ -97,6 +108,7 @@ let matcherPage;
 let matcherDev;
 let matcherServed;
 let sentryPage;
+let trackersPage;
 const bundled = {};
 try {
   built = await runPage(`http://127.0.0.1:${server.address().port}/`);
@@ -104,6 +116,8 @@ try {
   matcherPage = await runPage(`http://127.0.0.1:${server.address().port}/matcher.html`);
   matcherServed = [...served];
   sentryPage = await runPage(`http://127.0.0.1:${server.address().port}/sentry.html`);
+  // A desktop Chrome's user agent: headless Chromium's own is noise (`HeadlessChrome`).
+  trackersPage = await runPage(`http://127.0.0.1:${server.address().port}/trackers.html`, { userAgent: DESKTOP_CHROME });
   for (const name of Object.keys(bundlers)) {
     bundled[name] = await runPage(`http://127.0.0.1:${server.address().port}/bundlers/${name}/page.html?key=${encodeURIComponent(key)}`);
   }
@@ -178,6 +192,15 @@ test('the @sentry/browser page runs without page errors', () => {
 });
 for (const { name, ok, error } of sentryPage.results) {
   test(`chromium, @sentry/browser: ${name}`, () => {
+    if (!ok) throw new Error(error);
+  });
+}
+test('the Datadog RUM and PostHog page runs without page errors', () => {
+  if (trackersPage.errors.length > 0) throw new Error(trackersPage.errors.join('\n'));
+  if (trackersPage.results.length !== 6) throw new Error(JSON.stringify(trackersPage.results));
+});
+for (const { name, ok, error } of trackersPage.results) {
+  test(`chromium, ${name}`, () => {
     if (!ok) throw new Error(error);
   });
 }
