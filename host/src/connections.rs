@@ -7,9 +7,8 @@
 //!   (which would make `accept` fail for everyone).
 //! - **A head within `header_read_timeout`**, on a new connection and after
 //!   each answer on a kept-alive one (so it is also the idle timeout):
-//!   hyper's own header-read timeout, on a coarse timer of the listener's
-//!   ([`CoarseTimer`], up to a tenth of the timeout late). A client that
-//!   sends nothing, or drips the bytes of a head, is closed after it.
+//!   hyper's own header-read timeout, on tokio's timer. A client that sends
+//!   nothing, or drips the bytes of a head, is closed after it.
 //! - **At most `max_age` per connection.** Then it is shut down gracefully:
 //!   an idle one closes at once, one with a request in flight closes after
 //!   that answer; one still busy `grace` later (a body dripped in, an
@@ -22,11 +21,8 @@
 //!   last one has closed (every slot is free again).
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use hyper_util::server::graceful::GracefulConnection;
 use tokio::net::{TcpListener, TcpStream};
@@ -90,8 +86,6 @@ pub struct Connections {
     draining: watch::Sender<bool>,
     /// Whether connections count in `noise_filter_open_connections`.
     counted: bool,
-    /// The header-read deadlines of its connections.
-    timer: CoarseTimer,
 }
 
 impl Connections {
@@ -103,15 +97,7 @@ impl Connections {
             slots: Arc::new(Semaphore::new(limits.max_connections)),
             draining: watch::Sender::new(false),
             counted,
-            timer: CoarseTimer::new(),
         }
-    }
-
-    /// The timer for hyper's header-read timeout on this listener's
-    /// connections (`http1::Builder::timer`); [`Connections::accept`] runs
-    /// its sweeps.
-    pub fn timer(&self) -> CoarseTimer {
-        self.timer.clone()
     }
 
     /// The limits connections are held to.
@@ -134,11 +120,6 @@ impl Connections {
         C::Error: std::fmt::Display + IsIncomplete,
     {
         let mut stop = std::pin::pin!(stop);
-        // Ends by itself once the listener and its connections are gone.
-        tokio::spawn(sweep(
-            Arc::downgrade(&self.timer.deadlines),
-            self.limits.header_read_timeout / 10,
-        ));
         loop {
             // A free slot first: at the cap, the next client waits in the
             // kernel's backlog rather than costing a file descriptor.
@@ -196,169 +177,6 @@ impl Connections {
     }
 }
 
-/// hyper's timer for the header-read deadline, at a tenth of the timeout's
-/// grain: a deadline's reset (once per request on a kept-alive
-/// connection) is an atomic store and its poll an atomic load and a
-/// waker's swap, where tokio's timer takes its wheel's lock for each.
-/// One task per listener wakes the expired ones ([`sweep`]). Served side
-/// by side, tokio's timer answered 4.7 % fewer requests a second
-/// (docs/BENCHMARKS.md, "The hand-written layers re-measured").
-///
-/// hyper uses it for nothing else on an HTTP/1 server connection; a
-/// deadline is at most a tenth of the timeout late, never early.
-#[derive(Debug, Clone)]
-pub struct CoarseTimer {
-    deadlines: Arc<Deadlines>,
-}
-
-/// Every live deadline of one listener's connections.
-#[derive(Debug)]
-struct Deadlines {
-    /// What deadlines count from (tokio's clock, so a test's paused clock
-    /// moves them).
-    epoch: tokio::time::Instant,
-    /// Weak: a connection's end drops its deadline; the sweep forgets it.
-    live: Mutex<Vec<Weak<Deadline>>>,
-}
-
-/// One connection's deadline: milliseconds from the epoch, and who to wake.
-#[derive(Debug)]
-struct Deadline {
-    at_ms: AtomicU64,
-    waker: Mutex<Option<Waker>>,
-}
-
-impl Deadlines {
-    fn millis(&self, instant: Instant) -> u64 {
-        let since = instant.saturating_duration_since(self.epoch.into_std());
-        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-    }
-
-    fn now_ms(&self) -> u64 {
-        self.millis(tokio::time::Instant::now().into_std())
-    }
-
-    /// Wakes every connection whose deadline has passed; forgets those
-    /// whose connection has ended.
-    fn wake_expired(&self) {
-        let now = self.now_ms();
-        let mut live = self
-            .live
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        live.retain(|weak| {
-            let Some(deadline) = weak.upgrade() else {
-                return false;
-            };
-            if deadline.at_ms.load(Ordering::Acquire) <= now {
-                let waker = deadline
-                    .waker
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take();
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-            }
-            true
-        });
-    }
-}
-
-impl CoarseTimer {
-    fn new() -> CoarseTimer {
-        CoarseTimer {
-            deadlines: Arc::new(Deadlines {
-                epoch: tokio::time::Instant::now(),
-                live: Mutex::new(Vec::new()),
-            }),
-        }
-    }
-}
-
-/// Wakes the expired deadlines every `grain` until the timer is gone.
-async fn sweep(deadlines: Weak<Deadlines>, grain: Duration) {
-    let mut ticks = tokio::time::interval(grain.max(Duration::from_millis(1)));
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let Some(deadlines) = deadlines.upgrade() else {
-            return;
-        };
-        deadlines.wake_expired();
-    }
-}
-
-/// A [`CoarseTimer`]'s sleep: ready once its deadline has passed.
-#[derive(Debug)]
-struct CoarseSleep {
-    deadline: Arc<Deadline>,
-    deadlines: Arc<Deadlines>,
-}
-
-impl Future for CoarseSleep {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // The waker first, then the clock: a deadline passing in between
-        // is seen by the next sweep, which finds the waker.
-        {
-            let mut waker = self
-                .deadline
-                .waker
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match waker.as_mut() {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                _ => *waker = Some(cx.waker().clone()),
-            }
-        }
-        if self.deadline.at_ms.load(Ordering::Acquire) <= self.deadlines.now_ms() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    }
-}
-
-impl hyper::rt::Sleep for CoarseSleep {}
-
-impl hyper::rt::Timer for CoarseTimer {
-    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
-        self.sleep_until(self.now() + duration)
-    }
-
-    fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
-        let deadline = Arc::new(Deadline {
-            at_ms: AtomicU64::new(self.deadlines.millis(deadline)),
-            waker: Mutex::new(None),
-        });
-        self.deadlines
-            .live
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(Arc::downgrade(&deadline));
-        Box::pin(CoarseSleep {
-            deadline,
-            deadlines: self.deadlines.clone(),
-        })
-    }
-
-    fn now(&self) -> Instant {
-        tokio::time::Instant::now().into_std()
-    }
-
-    fn reset(&self, sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>, new_deadline: Instant) {
-        match sleep.as_mut().downcast_mut_pin::<CoarseSleep>() {
-            Some(coarse) => coarse
-                .deadline
-                .at_ms
-                .store(self.deadlines.millis(new_deadline), Ordering::Release),
-            None => *sleep = self.sleep_until(new_deadline),
-        }
-    }
-}
-
 /// A connection error that only says the client went away mid-request.
 pub trait IsIncomplete {
     /// The client closed the connection before a whole request.
@@ -407,7 +225,7 @@ fn report<E: std::fmt::Display + IsIncomplete>(ended: Result<(), E>) {
 mod tests {
     use super::*;
     use http_body_util::BodyExt as _;
-    use hyper_util::rt::TokioIo;
+    use hyper_util::rt::{TokioIo, TokioTimer};
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
     use tokio::time::Instant;
 
@@ -433,16 +251,11 @@ mod tests {
                 Ok::<_, hyper::Error>(hyper::Response::new(http_body_util::Full::new(body)))
             },
         );
-        let timer = CoarseTimer::new();
         let connection = hyper::server::conn::http1::Builder::new()
-            .timer(timer.clone())
+            .timer(TokioTimer::new())
             .header_read_timeout(LIMITS.header_read_timeout)
             .serve_connection(TokioIo::new(server), service);
         let (draining, watching) = watch::channel(false);
-        tokio::spawn(sweep(
-            Arc::downgrade(&timer.deadlines),
-            LIMITS.header_read_timeout / 10,
-        ));
         let task = tokio::spawn(supervise(connection, LIMITS, watching));
         (client, task, draining)
     }
@@ -466,8 +279,7 @@ mod tests {
         task.await.unwrap();
         let took = started.elapsed();
         assert!(
-            took >= LIMITS.header_read_timeout
-                && took <= LIMITS.header_read_timeout + LIMITS.header_read_timeout / 10,
+            took >= LIMITS.header_read_timeout && took < LIMITS.header_read_timeout * 2,
             "{took:?}"
         );
     }

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use crate::connections::{ConnectionLimits, Connections};
@@ -56,7 +56,6 @@ impl Health {
 /// Serves the operations routes on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, health: Arc<Health>) {
     let connections = Connections::new(ConnectionLimits::OPERATIONS, false);
-    let timer = connections.timer();
     let limits = *connections.limits();
     connections
         .accept(&listener, std::future::pending::<()>(), |socket| {
@@ -75,7 +74,7 @@ pub async fn serve(listener: TcpListener, health: Arc<Health>) {
                 }
             });
             http1::Builder::new()
-                .timer(timer.clone())
+                .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_read_timeout)
                 .max_buf_size(crate::connections::MAX_HEAD_BUFFER)
                 .serve_connection(TokioIo::new(socket), service)

@@ -17,7 +17,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use wasmtime::component::{Component, Linker, Resource};
@@ -278,7 +278,6 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
     }
     let stop = stop_signal()?;
     let connections = Connections::new(limits, true);
-    let timer = connections.timer();
     let signal = connections
         .accept(&listener, stop, |socket| {
             let conn = Arc::new(Conn {
@@ -289,7 +288,7 @@ pub async fn serve(ready: Ready, stores: Stores) -> anyhow::Result<()> {
                 async move { Ok::<_, std::convert::Infallible>(conn.server.handle(request).await) }
             });
             http1::Builder::new()
-                .timer(timer.clone())
+                .timer(TokioTimer::new())
                 .keep_alive(true)
                 .header_read_timeout(limits.header_read_timeout)
                 .max_buf_size(MAX_HEAD_BUFFER)
