@@ -35,6 +35,9 @@ use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use crate::catalog::{self, BuiltinPattern};
 use crate::event::{Event, EventJson, Field, InvalidEvents, Match, Verdict, message_text};
+use crate::first_party::{
+    FIRST_PARTY_CATEGORY, FIRST_PARTY_CONFIDENCE, FIRST_PARTY_RULE_ID, FirstParty,
+};
 use crate::literals;
 use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern};
 use crate::pattern_list;
@@ -62,6 +65,8 @@ pub struct Matcher {
     regexes: Vec<LazyRegex>,
     /// Regexes with no literal every match contains: run on every text.
     unfiltered: Option<(RegexSet, Vec<usize>)>,
+    /// The "not our code" rule, when given ([`Matcher::with_first_party`]).
+    pub(crate) first_party: Option<FirstParty>,
 }
 
 /// One regex of a pattern set, compiled when a text first needs it.
@@ -256,6 +261,7 @@ impl Matcher {
             literals,
             regexes,
             unfiltered,
+            first_party: None,
         })
     }
 
@@ -287,6 +293,9 @@ impl Matcher {
         if let Some(agent) = &event.user_agent {
             self.match_text(agent, Field::UserAgent, &mut scratch, &mut matches);
         }
+        if let Some(frame) = self.elsewhere(event.frames.iter().map(String::as_str)) {
+            matches.push(self.first_party_match(frame));
+        }
         Verdict {
             noise: !matches.is_empty(),
             matches,
@@ -311,19 +320,44 @@ impl Matcher {
 
     /// [`Matcher::is_noise`] of an event given as borrowed texts: the
     /// exception type, the message, the frame URLs, the user agent.
-    pub fn is_noise_texts<'t>(
+    pub fn is_noise_texts<'t, F>(
         &self,
         exception_type: Option<&str>,
         message: Option<&str>,
-        frames: impl IntoIterator<Item = &'t str>,
+        frames: F,
         user_agent: Option<&str>,
-    ) -> bool {
+    ) -> bool
+    where
+        F: IntoIterator<Item = &'t str>,
+        F::IntoIter: Clone,
+    {
         let mut tried = Vec::new();
+        let frames = frames.into_iter();
         message_text(exception_type, message).is_some_and(|text| self.any_match(&text, &mut tried))
             || frames
-                .into_iter()
+                .clone()
                 .any(|frame| self.any_match(frame, &mut tried))
             || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
+            || self.elsewhere(frames).is_some()
+    }
+
+    /// The frame the first-party rule reports, when this matcher has the
+    /// rule and it calls the event noise ([`FirstParty`]).
+    fn elsewhere<'t>(&self, frames: impl IntoIterator<Item = &'t str>) -> Option<usize> {
+        self.first_party.as_ref()?.elsewhere(frames)
+    }
+
+    /// The first-party rule's match, of frame `frame`: a verdict says so as
+    /// it says a pattern's, with the index one past the patterns'.
+    fn first_party_match(&self, frame: usize) -> Match<'_> {
+        Match {
+            index: self.patterns.len(),
+            id: FIRST_PARTY_RULE_ID,
+            category: FIRST_PARTY_CATEGORY,
+            tags: Tags::NONE,
+            confidence: FIRST_PARTY_CONFIDENCE,
+            field: Field::Frame(frame),
+        }
     }
 
     /// [`Matcher::is_noise`] of every event of `events`, a JSON array of
