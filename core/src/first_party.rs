@@ -161,16 +161,40 @@ impl FirstParty {
     /// (in Sentry's order, the innermost). `None`: some frame is the
     /// application's own, or no frame has a place.
     pub(crate) fn elsewhere<'t>(&self, frames: impl IntoIterator<Item = &'t str>) -> Option<usize> {
-        let mut reported = None;
+        let mut seen = Seen::Nothing;
         for (i, frame) in frames.into_iter().enumerate() {
-            match self.is_own(frame) {
-                Some(true) => return None,
-                Some(false) => reported = Some(i),
-                None => {}
-            }
+            self.see(&mut seen, i, frame);
         }
-        reported
+        match seen {
+            Seen::Elsewhere(i) => Some(i),
+            Seen::Nothing | Seen::Own => None,
+        }
     }
+
+    /// Takes frame `i` into what the rule has `seen` of an event so far
+    /// (the matcher's `is_noise` reads the frames once, for its patterns
+    /// and the rule together).
+    pub(crate) fn see(&self, seen: &mut Seen, i: usize, frame: &str) {
+        if *seen == Seen::Own {
+            return;
+        }
+        match self.is_own(frame) {
+            Some(true) => *seen = Seen::Own,
+            Some(false) => *seen = Seen::Elsewhere(i),
+            None => {}
+        }
+    }
+}
+
+/// What the rule has seen of an event's frames so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// No placed frame.
+    Nothing,
+    /// Placed frames, all elsewhere; the last one's index.
+    Elsewhere(usize),
+    /// A frame of the application's own.
+    Own,
 }
 
 /// A placed frame: its origin (absent for a bare path) and its path.

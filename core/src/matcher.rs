@@ -36,7 +36,7 @@ use regex::{Regex, RegexSet, RegexSetBuilder};
 use crate::catalog::{self, BuiltinPattern};
 use crate::event::{Event, EventJson, Field, InvalidEvents, Match, Verdict, message_text};
 use crate::first_party::{
-    FIRST_PARTY_CATEGORY, FIRST_PARTY_CONFIDENCE, FIRST_PARTY_RULE_ID, FirstParty,
+    FIRST_PARTY_CATEGORY, FIRST_PARTY_CONFIDENCE, FIRST_PARTY_RULE_ID, FirstParty, Seen,
 };
 use crate::literals;
 use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern};
@@ -320,25 +320,31 @@ impl Matcher {
 
     /// [`Matcher::is_noise`] of an event given as borrowed texts: the
     /// exception type, the message, the frame URLs, the user agent.
-    pub fn is_noise_texts<'t, F>(
+    pub fn is_noise_texts<'t>(
         &self,
         exception_type: Option<&str>,
         message: Option<&str>,
-        frames: F,
+        frames: impl IntoIterator<Item = &'t str>,
         user_agent: Option<&str>,
-    ) -> bool
-    where
-        F: IntoIterator<Item = &'t str>,
-        F::IntoIter: Clone,
-    {
+    ) -> bool {
         let mut tried = Vec::new();
-        let frames = frames.into_iter();
-        message_text(exception_type, message).is_some_and(|text| self.any_match(&text, &mut tried))
-            || frames
-                .clone()
-                .any(|frame| self.any_match(frame, &mut tried))
-            || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
-            || self.elsewhere(frames).is_some()
+        if message_text(exception_type, message)
+            .is_some_and(|text| self.any_match(&text, &mut tried))
+        {
+            return true;
+        }
+        // The first-party rule reads the frames in the same pass.
+        let mut seen = Seen::Nothing;
+        for (i, frame) in frames.into_iter().enumerate() {
+            if self.any_match(frame, &mut tried) {
+                return true;
+            }
+            if let Some(rule) = &self.first_party {
+                rule.see(&mut seen, i, frame);
+            }
+        }
+        user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
+            || matches!(seen, Seen::Elsewhere(_))
     }
 
     /// The frame the first-party rule reports, when this matcher has the
