@@ -271,8 +271,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         (
             "firstParty",
             Matcher::builtin(0.5).with_first_party(FirstParty::new(
-                &fixtures.first_party.origins,
-                &fixtures.first_party.paths,
+                fixtures.first_party.origins.clone(),
+                fixtures.first_party.paths.clone(),
             )?),
         ),
     ];

@@ -32,6 +32,8 @@
 //! or an absolute path (`/…`). An event with no placed frame (none at all,
 //! or only such frames) is never noise by this rule.
 
+use std::sync::Arc;
+
 use crate::matcher::Matcher;
 
 /// The id of the first-party rule's match in a verdict. No catalog pattern
@@ -61,74 +63,52 @@ impl std::fmt::Display for InvalidFirstParty {
 impl std::error::Error for InvalidFirstParty {}
 
 /// Where the application's own code lives: origins and path prefixes.
+///
+/// Kept small on purpose: the npm page's wasm holds it, within a budget
+/// (docs/BENCHMARKS.md, "npm: wasm sizes"). The origins are kept as given
+/// and read with the frames' reader ([`place`]), so one parser serves both.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FirstParty {
-    origins: Vec<Origin>,
+    origins: Vec<String>,
     paths: Vec<String>,
-}
-
-/// An origin, its scheme and host lowercased, a default port left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Origin {
-    scheme: String,
-    host: String,
-    port: Option<u16>,
 }
 
 impl FirstParty {
     /// The rule with these `origins` (`scheme://host[:port]`) and `paths`
     /// (prefixes starting with `/`); at least one of either. Refused with a
     /// text naming the entry (`firstParty: origins[0]: …`).
-    pub fn new<O: AsRef<str>, P: AsRef<str>>(
-        origins: impl IntoIterator<Item = O>,
-        paths: impl IntoIterator<Item = P>,
-    ) -> Result<FirstParty, InvalidFirstParty> {
-        let mut rule = FirstParty::default();
-        for (at, origin) in origins.into_iter().enumerate() {
-            let origin = origin.as_ref();
-            rule.origins.push(parse_origin(origin).map_err(|why| {
-                InvalidFirstParty(format!(
-                    "firstParty: origins[{at}]: `{origin}` {why} \
-                     (an origin is scheme://host[:port], as https://app.example.com)"
-                ))
-            })?);
-        }
-        for (at, path) in paths.into_iter().enumerate() {
-            let path = path.as_ref();
-            if !path.starts_with('/') || path.starts_with("//") {
-                return Err(InvalidFirstParty(format!(
-                    "firstParty: paths[{at}]: `{path}` is not a path prefix \
-                     (one starts with a single /, as /static/app/ or /srv/app/)"
-                )));
+    pub fn new(origins: Vec<String>, paths: Vec<String>) -> Result<FirstParty, InvalidFirstParty> {
+        // One loop and one refusal text for both lists: each site of a
+        // formatted text is code in the page's wasm.
+        for (list, entries) in [("origins", &origins), ("paths", &paths)] {
+            let is_path = list == "paths";
+            for (at, entry) in entries.iter().enumerate() {
+                let valid = if is_path {
+                    is_path_prefix(entry)
+                } else {
+                    is_origin(entry)
+                };
+                if !valid {
+                    let expected = if is_path { PATH } else { ORIGIN };
+                    return Err(InvalidFirstParty(format!(
+                        "firstParty: {list}[{at}]: `{entry}` is not {expected}"
+                    )));
+                }
             }
-            if path.contains(['?', '#']) || path.chars().any(char::is_whitespace) {
-                return Err(InvalidFirstParty(format!(
-                    "firstParty: paths[{at}]: `{path}` holds a query, a fragment or a space \
-                     (a path prefix is matched against a frame's path only)"
-                )));
-            }
-            rule.paths.push(path.to_owned());
         }
-        if rule.origins.is_empty() && rule.paths.is_empty() {
+        if origins.is_empty() && paths.is_empty() {
             return Err(InvalidFirstParty(
                 "firstParty: no origins and no paths (every frame would be elsewhere: \
                  give the application's own, or leave the option out)"
                     .into(),
             ));
         }
-        Ok(rule)
+        Ok(FirstParty { origins, paths })
     }
 
-    /// The origins, as `scheme://host[:port]` (lowercased, a default port
-    /// left out).
-    pub fn origins(&self) -> Vec<String> {
-        self.origins
-            .iter()
-            .map(|o| match o.port {
-                Some(port) => format!("{}://{}:{port}", o.scheme, o.host),
-                None => format!("{}://{}", o.scheme, o.host),
-            })
-            .collect()
+    /// The origins, as given.
+    pub fn origins(&self) -> &[String] {
+        &self.origins
     }
 
     /// The path prefixes, as given.
@@ -139,20 +119,19 @@ impl FirstParty {
     /// Whether `frame` is the application's own code: `Some(true)` or
     /// `Some(false)` for a frame with a place, `None` for one without.
     pub fn is_own(&self, frame: &str) -> Option<bool> {
-        let place = place(frame)?;
-        let own_origin = place.origin.is_some_and(|(scheme, host, port)| {
-            self.origins.iter().any(|o| {
-                o.scheme.eq_ignore_ascii_case(scheme)
-                    && o.host.eq_ignore_ascii_case(host)
-                    && o.port == port
-            })
-        });
+        let frame = place(frame)?;
+        let own_origin = !frame.scheme.is_empty()
+            && self.origins.iter().filter_map(|o| place(o)).any(|o| {
+                o.scheme.eq_ignore_ascii_case(frame.scheme)
+                    && o.host.eq_ignore_ascii_case(frame.host)
+                    && o.port == frame.port
+            });
         Some(
             own_origin
                 || self
                     .paths
                     .iter()
-                    .any(|p| place.path.starts_with(p.as_str())),
+                    .any(|p| frame.path.starts_with(p.as_str())),
         )
     }
 
@@ -197,26 +176,68 @@ pub(crate) enum Seen {
     Own,
 }
 
-/// A placed frame: its origin (absent for a bare path) and its path.
+/// What an origin entry must be, as its refusal says.
+const ORIGIN: &str = "an origin (scheme://host[:port], as https://app.example.com)";
+/// What a path entry must be, as its refusal says.
+const PATH: &str = "a path prefix (starting with one /, as /static/app/ or /srv/app/)";
+
+/// Bytes no entry holds: a query, a fragment, a user, a wildcard, a space.
+fn has_stray_byte(text: &str) -> bool {
+    text.bytes()
+        .any(|b| matches!(b, b'?' | b'#' | b'@' | b'*' | b' '))
+}
+
+/// `scheme://host[:port]`, a trailing `/` allowed; a host (for http and
+/// https), a port of digits.
+fn is_origin(text: &str) -> bool {
+    place(text).is_some_and(|origin| {
+        !origin.scheme.is_empty()
+            && !has_stray_byte(text)
+            && (origin.path.is_empty() || origin.path == "/")
+            && !(origin.host.is_empty()
+                && origin.scheme.len() >= 4
+                && origin.scheme[..4].eq_ignore_ascii_case("http"))
+            && origin.port.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// A prefix starting with one `/`.
+fn is_path_prefix(text: &str) -> bool {
+    !has_stray_byte(text) && place(text).is_some_and(|p| p.scheme.is_empty())
+}
+
+/// A placed frame (or an origin entry): scheme, host and port (empty for a
+/// bare path; the port empty too when it is the scheme's default, as
+/// browsers write `https://a.example`), and the path.
 struct Place<'a> {
-    /// Scheme, host, port (`None`: the scheme's default or none given;
-    /// `Some(0)` stands for a port that is not a number, which no origin has).
-    origin: Option<(&'a str, &'a str, Option<u16>)>,
+    scheme: &'a str,
+    host: &'a str,
+    port: &'a str,
     path: &'a str,
 }
 
 /// Where `frame` is, or `None` when it has no place (see the module doc).
+/// Byte by byte rather than with `str`'s pattern searches: each of those
+/// is more code in the page's wasm.
 fn place(frame: &str) -> Option<Place<'_>> {
-    let frame = frame.trim();
     let frame = frame.strip_prefix("blob:").unwrap_or(frame);
-    let before_query = |s: &str| s.find(['?', '#']).map_or(s.len(), |end| end);
-    if frame.starts_with('/') && !frame.starts_with("//") {
-        return Some(Place {
-            origin: None,
-            path: &frame[..before_query(frame)],
+    let end = frame
+        .bytes()
+        .position(|b| b == b'?' || b == b'#')
+        .unwrap_or(frame.len());
+    let frame = &frame[..end];
+    let bytes = frame.as_bytes();
+    if bytes.first() == Some(&b'/') {
+        return (bytes.get(1) != Some(&b'/')).then_some(Place {
+            scheme: "",
+            host: "",
+            port: "",
+            path: frame,
         });
     }
-    let (scheme, rest) = frame.split_once("://")?;
+    let colon = frame.bytes().position(|b| b == b':')?;
+    let scheme = &frame[..colon];
+    let rest = frame[colon + 1..].strip_prefix("//")?;
     if !is_scheme(scheme)
         || BROWSER_SCHEMES
             .iter()
@@ -224,88 +245,32 @@ fn place(frame: &str) -> Option<Place<'_>> {
     {
         return None;
     }
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..end];
-    let after = &rest[end..];
-    let path = &after[..before_query(after)];
-    // user:password@ is no part of the origin.
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    let (host, port) = split_port(authority);
-    let port = match port {
-        None => None,
-        Some(digits) => Some(digits.parse::<u16>().unwrap_or(0)),
+    let slash = rest.bytes().position(|b| b == b'/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(slash);
+    // An IPv6 host keeps its brackets, and the colons inside them.
+    let (host, port) = match authority.bytes().rposition(|b| b == b':') {
+        Some(at) if !authority.ends_with(']') => (&authority[..at], &authority[at + 1..]),
+        _ => (authority, ""),
     };
+    let default = (port == "443" && scheme.eq_ignore_ascii_case("https"))
+        || (port == "80" && scheme.eq_ignore_ascii_case("http"));
     Some(Place {
-        origin: Some((scheme, host, normal_port(scheme, port))),
+        scheme,
+        host,
+        port: if default { "" } else { port },
         path,
     })
 }
 
-/// `host[:port]` split, an IPv6 host kept in its brackets.
-fn split_port(authority: &str) -> (&str, Option<&str>) {
-    let host_end = if authority.starts_with('[') {
-        authority.find(']').map_or(authority.len(), |at| at + 1)
-    } else {
-        authority.rfind(':').unwrap_or(authority.len())
-    };
-    let (host, rest) = authority.split_at(host_end);
-    (host, rest.strip_prefix(':'))
-}
-
-/// The port, `None` when it is the scheme's default (browsers write
-/// `https://a.example`, a user may write `https://a.example:443`).
-fn normal_port(scheme: &str, port: Option<u16>) -> Option<u16> {
-    let default = match scheme.to_ascii_lowercase().as_str() {
-        "http" | "ws" => Some(80),
-        "https" | "wss" => Some(443),
-        _ => None,
-    };
-    port.filter(|p| Some(*p) != default)
-}
-
 /// An URL scheme: a letter, then letters, digits, `+`, `-`, `.`.
 fn is_scheme(scheme: &str) -> bool {
-    let mut chars = scheme.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
-/// Reads an origin option; `Err`: why not, to follow the origin in the text.
-fn parse_origin(origin: &str) -> Result<Origin, &'static str> {
-    let Some((scheme, rest)) = origin.split_once("://") else {
-        return Err("has no scheme://");
-    };
-    if !is_scheme(scheme) {
-        return Err("has no valid scheme");
-    }
-    // A trailing `/` is how an origin is often copied from the address bar.
-    let authority = rest.strip_suffix('/').unwrap_or(rest);
-    if authority.contains(['/', '?', '#']) {
-        return Err("has a path, a query or a fragment (give a path prefix in paths)");
-    }
-    if authority.contains('@')
-        || authority.contains('*')
-        || authority.chars().any(char::is_whitespace)
-    {
-        return Err("has a user, a wildcard or a space");
-    }
-    let (host, port) = split_port(authority);
-    let scheme = scheme.to_ascii_lowercase();
-    if host.is_empty() && matches!(scheme.as_str(), "http" | "https" | "ws" | "wss") {
-        return Err("has no host");
-    }
-    let port = match port {
-        None => None,
-        Some(digits) => match digits.parse::<u16>() {
-            Ok(port) if port > 0 && digits.bytes().all(|b| b.is_ascii_digit()) => Some(port),
-            _ => return Err("has a port that is not a number from 1 to 65535"),
-        },
-    };
-    Ok(Origin {
-        port: normal_port(&scheme, port),
-        scheme,
-        host: host.to_ascii_lowercase(),
-    })
+    scheme
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 impl Matcher {
@@ -314,13 +279,20 @@ impl Matcher {
     /// of id [`FIRST_PARTY_RULE_ID`] (category `third-party-script`, of the
     /// last placed frame), besides any pattern's.
     pub fn with_first_party(mut self, first_party: FirstParty) -> Matcher {
-        self.first_party = Some(first_party);
+        self.set_first_party(first_party);
         self
+    }
+
+    /// [`Matcher::with_first_party`] in place: for a binding that has just
+    /// built the matcher (a copy of it would cost the page the code of
+    /// `Clone`).
+    pub fn set_first_party(&mut self, first_party: FirstParty) {
+        self.first_party = Some(Arc::new(first_party));
     }
 
     /// The first-party rule, if this matcher has it.
     pub fn first_party(&self) -> Option<&FirstParty> {
-        self.first_party.as_ref()
+        self.first_party.as_deref()
     }
 }
 
@@ -329,7 +301,11 @@ mod tests {
     use super::*;
 
     fn rule() -> FirstParty {
-        FirstParty::new(["https://app.example.com", "app://"], ["/srv/app/"]).expect("valid")
+        FirstParty::new(
+            vec!["https://app.example.com".into(), "app://".into()],
+            vec!["/srv/app/".into()],
+        )
+        .expect("valid")
     }
 
     #[test]
@@ -374,29 +350,55 @@ mod tests {
 
     #[test]
     fn refusals_name_the_entry() {
-        let refused = |o: &[&str], p: &[&str]| FirstParty::new(o, p).expect_err("refused").0;
-        assert!(
-            refused(&["app.example.com"], &[])
-                .starts_with("firstParty: origins[0]: `app.example.com` has no scheme://")
-        );
-        assert!(
-            refused(&["https://a.example", "https://"], &[])
-                .starts_with("firstParty: origins[1]: `https://` has no host")
-        );
-        assert!(refused(&["https://a.example/static/"], &[]).contains("has a path"));
-        assert!(refused(&["https://a.example:99999"], &[]).contains("port"));
-        assert!(refused(&["https://*.example"], &[]).contains("wildcard"));
-        assert!(
-            refused(&[], &["static/"])
-                .starts_with("firstParty: paths[0]: `static/` is not a path prefix")
-        );
-        assert!(refused(&[], &["/a?b"]).contains("query"));
-        assert!(refused(&[], &[]).starts_with("firstParty: no origins and no paths"));
+        fn strings(list: &[&str]) -> Vec<String> {
+            list.iter().map(|s| (*s).to_owned()).collect()
+        }
+        let refused = |o: &[&str], p: &[&str]| {
+            FirstParty::new(strings(o), strings(p))
+                .expect_err("refused")
+                .0
+        };
         assert_eq!(
-            FirstParty::new(["HTTPS://A.example:443/"], [""; 0])
-                .expect("valid")
-                .origins(),
-            ["https://a.example"]
+            refused(&["app.example.com"], &[]),
+            "firstParty: origins[0]: `app.example.com` is not an origin \
+             (scheme://host[:port], as https://app.example.com)"
         );
+        for origin in [
+            "https://",
+            "https://a.example/static/",
+            "https://a.example:8o80",
+            "https://*.example",
+            "https://user@a.example",
+            "https://a.example?x",
+            "chrome://settings",
+            "1http://a.example",
+        ] {
+            assert!(
+                refused(&["https://a.example", origin], &[]).starts_with(&format!(
+                    "firstParty: origins[1]: `{origin}` is not an origin"
+                )),
+                "{origin}"
+            );
+        }
+        assert_eq!(
+            refused(&[], &["static/"]),
+            "firstParty: paths[0]: `static/` is not a path prefix \
+             (starting with one /, as /static/app/ or /srv/app/)"
+        );
+        assert!(refused(&[], &["/a?b"]).starts_with("firstParty: paths[0]: `/a?b` is not"));
+        assert!(refused(&[], &["//cdn"]).starts_with("firstParty: paths[0]: `//cdn` is not"));
+        assert!(refused(&[], &[]).starts_with("firstParty: no origins and no paths"));
+        let kept = FirstParty::new(
+            strings(&["HTTPS://A.example:443/", "app://", "http://[::1]:8080"]),
+            strings(&["/"]),
+        )
+        .expect("valid");
+        assert_eq!(
+            kept.origins(),
+            ["HTTPS://A.example:443/", "app://", "http://[::1]:8080"]
+        );
+        assert_eq!(kept.is_own("https://a.example/x.js"), Some(true));
+        assert_eq!(kept.is_own("http://[::1]:8080/x.js"), Some(true));
+        assert_eq!(kept.is_own("http://[::1]/x.js"), Some(true), "the path /");
     }
 }

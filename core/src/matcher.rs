@@ -26,6 +26,7 @@
 //! Patterns given at run time are validated, and so compiled, at once.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use aho_corasick::automaton::Automaton;
@@ -66,7 +67,7 @@ pub struct Matcher {
     /// Regexes with no literal every match contains: run on every text.
     unfiltered: Option<(RegexSet, Vec<usize>)>,
     /// The "not our code" rule, when given ([`Matcher::with_first_party`]).
-    pub(crate) first_party: Option<FirstParty>,
+    pub(crate) first_party: Option<Arc<FirstParty>>,
 }
 
 /// One regex of a pattern set, compiled when a text first needs it.
@@ -275,6 +276,14 @@ impl Matcher {
         Matcher::new(pattern_list::read_response(&Some(&body))?)
     }
 
+    /// A new matcher: this one's patterns followed by `added`, its
+    /// first-party rule kept.
+    pub fn with_patterns(&self, added: Vec<MatcherPattern>) -> Result<Matcher, InvalidPattern> {
+        let mut grown = Matcher::new(self.patterns.iter().cloned().chain(added))?;
+        grown.first_party = self.first_party.clone();
+        Ok(grown)
+    }
+
     /// The patterns, in the order they were given.
     pub fn patterns(&self) -> &[MatcherPattern] {
         &self.patterns
@@ -328,22 +337,16 @@ impl Matcher {
         user_agent: Option<&str>,
     ) -> bool {
         let mut tried = Vec::new();
-        if message_text(exception_type, message)
-            .is_some_and(|text| self.any_match(&text, &mut tried))
-        {
-            return true;
-        }
         // The first-party rule reads the frames in the same pass.
         let mut seen = Seen::Nothing;
-        for (i, frame) in frames.into_iter().enumerate() {
-            if self.any_match(frame, &mut tried) {
-                return true;
-            }
-            if let Some(rule) = &self.first_party {
-                rule.see(&mut seen, i, frame);
-            }
-        }
-        user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
+        message_text(exception_type, message).is_some_and(|text| self.any_match(&text, &mut tried))
+            || frames.into_iter().enumerate().any(|(i, frame)| {
+                if let Some(rule) = &self.first_party {
+                    rule.see(&mut seen, i, frame);
+                }
+                self.any_match(frame, &mut tried)
+            })
+            || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
             || matches!(seen, Seen::Elsewhere(_))
     }
 

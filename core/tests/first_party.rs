@@ -12,7 +12,7 @@ use noise_filter_core::{
 const APP: &str = "https://shop.example.com";
 
 fn rule() -> FirstParty {
-    FirstParty::new([APP], ["/srv/shop/"]).unwrap()
+    FirstParty::new(vec![APP.into()], vec!["/srv/shop/".into()]).unwrap()
 }
 
 /// A message no built-in pattern matches, so only the rule can call it noise.

@@ -14,6 +14,7 @@ export {
 export type {
   BeforeSendOptions,
   Exclusions,
+  FirstParty,
   MatcherSource,
   NoiseFilterIntegration,
   Classifiable,

@@ -33,14 +33,19 @@ export function matcherClass(glue) {
      * core's default threshold (0.5): the built-in patterns the service
      * lists by default, as `Matcher.builtin()` holds in every language.
      */
-    static builtin({ minConfidence, exclude } = {}) {
+    static builtin({ minConfidence, exclude, firstParty } = {}) {
       loading.check();
-      if (exclude === undefined) return new Matcher(glue.Matcher.builtin(minConfidence));
-      return new Matcher(glue.Matcher.builtinExcluding(minConfidence, ...exclusionLists(exclude)));
+      const raw = exclude === undefined
+        ? glue.Matcher.builtin(minConfidence)
+        : glue.Matcher.builtinExcluding(minConfidence, ...optionLists('exclude', EXCLUDE_FIELDS, exclude));
+      return new Matcher(withRule(raw, firstParty));
     }
 
-    /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
-    static fromResponse(body) {
+    /**
+     * The patterns of a Variant A or B response body (text, bytes or parsed
+     * JSON); `firstParty`: with the "not our code" rule.
+     */
+    static fromResponse(body, { firstParty } = {}) {
       loading.check();
       let parsed;
       try {
@@ -49,7 +54,7 @@ export function matcherClass(glue) {
         const notJson = Uint8Array.of(glue.ValueKind.NotJson);
         return new Matcher(glue.Matcher.fromResponse(notJson, [String(error.message)], new Float64Array()));
       }
-      return new Matcher(glue.Matcher.fromResponse(...describe(glue.ValueKind, parsed, true)));
+      return new Matcher(withRule(glue.Matcher.fromResponse(...describe(glue.ValueKind, parsed, true)), firstParty));
     }
 
     /** Patterns given as `{id, pattern, type?, category?, confidence?}` (any iterable). */
@@ -71,6 +76,8 @@ class Classifier {
   #absent;
   #apart;
   #tags;
+  /** The first-party rule's match as the core names it: id, category, confidence. */
+  #rule;
   /** The wasm-side input buffer: address, capacity, a view of it. */
   #input = 0;
   #capacity = 0;
@@ -85,6 +92,8 @@ class Classifier {
     this.#kinds = glue.ValueKind;
     this.#absent = glue.TextLength.Absent;
     this.#apart = glue.Classified.TextsApart;
+    let rule;
+    this.#rule = () => (rule ??= [...glue.Matcher.firstPartyRule(), glue.Matcher.firstPartyConfidence()]);
   }
 
   /**
@@ -92,7 +101,17 @@ class Classifier {
    * pattern ids, categories in either variant's spelling or `custom`).
    */
   excluding(exclude) {
-    return new this.constructor(this.#raw.excluding(...exclusionLists(exclude)));
+    return new this.constructor(this.#raw.excluding(...optionLists('exclude', EXCLUDE_FIELDS, exclude)));
+  }
+
+  /**
+   * A new matcher with the "not our code" rule: an event whose stack frames
+   * are all outside `firstParty` (`{ origins, paths }`: the application's
+   * origins, path prefixes) is noise, matched as `first-party-rule`.
+   */
+  withFirstParty(firstParty) {
+    // A copy (excluding nothing), given the rule in place.
+    return new this.constructor(withRule(this.#raw.excluding([], []), firstParty));
   }
 
   /** A new matcher with these patterns added after this one's. */
@@ -123,8 +142,10 @@ class Classifier {
     const tagsOf = (this.#tags ??= this.#raw.tags().map((t) => Object.freeze(t === '' ? [] : t.split(','))));
     const matches = [];
     for (let i = 0; i < flat.length; i += 2) {
-      const { id, category, confidence } = table[flat[i]];
-      const tags = tagsOf[flat[i]];
+      // One past the patterns: the first-party rule's match.
+      const pattern = table[flat[i]];
+      const [id, category, confidence] = pattern === undefined ? this.#rule() : [pattern.id, pattern.category, pattern.confidence];
+      const tags = tagsOf[flat[i]] ?? NO_TAGS;
       const code = flat[i + 1];
       matches.push(
         code < Frame
@@ -193,25 +214,61 @@ class Classifier {
   }
 }
 
+const NO_TAGS = Object.freeze([]);
+
 /** The lists an `exclude` option may have. */
 const EXCLUDE_FIELDS = ['ids', 'categories'];
+/** The lists a `firstParty` option may have. */
+const FIRST_PARTY_FIELDS = ['origins', 'paths'];
 
 /**
- * The lists of an `exclude` option, in the binding's order (ids,
- * categories), as given: the core checks their words.
+ * `raw` (a binding's matcher, just built) given the first-party rule when
+ * `firstParty` is given; refused, it is freed and the core's reason thrown.
  */
-function exclusionLists(exclude) {
-  if (exclude === null || typeof exclude !== 'object') throw new TypeError('exclude is { ids?, categories? }');
-  for (const name of Object.keys(exclude)) {
-    if (!EXCLUDE_FIELDS.includes(name)) throw new TypeError(`exclude: unknown field \`${name}\``);
+function withRule(raw, firstParty) {
+  if (firstParty === undefined) return raw;
+  try {
+    raw.setFirstParty(...optionLists('firstParty', FIRST_PARTY_FIELDS, firstParty));
+  } catch (refused) {
+    raw.free();
+    throw refused;
   }
-  return EXCLUDE_FIELDS.map((name) => {
-    const list = exclude[name];
+  return raw;
+}
+
+/**
+ * The lists of an option (`exclude`, `firstParty`) in the binding's order
+ * (`fields`), as given: the core checks their words.
+ */
+function optionLists(option, fields, value) {
+  if (value === null || typeof value !== 'object') throw new TypeError(`${option} is { ${fields.join('?, ')}? }`);
+  for (const name of Object.keys(value)) {
+    if (!fields.includes(name)) throw new TypeError(`${option}: unknown field \`${name}\``);
+  }
+  return fields.map((name) => {
+    const list = value[name];
     if (list === undefined) return [];
     const items = typeof list === 'string' || typeof list?.[Symbol.iterator] !== 'function' ? undefined : [...list];
-    if (items === undefined || items.some((item) => typeof item !== 'string')) throw new TypeError(`exclude: ${name} is a list of strings`);
+    if (items === undefined || items.some((item) => typeof item !== 'string')) throw new TypeError(`${option}: ${name} is a list of strings`);
     return items;
   });
+}
+
+/**
+ * How a hook narrows each matcher it is given: without the patterns
+ * `exclude` names, with the rule of `firstParty`; undefined when neither.
+ */
+function narrowing(exclude, firstParty) {
+  if (exclude === undefined && firstParty === undefined) return undefined;
+  return (matcher) => {
+    const kept = exclude === undefined ? matcher : matcher.excluding(exclude);
+    if (firstParty === undefined) return kept;
+    try {
+      return kept.withFirstParty(firstParty);
+    } finally {
+      if (kept !== matcher) kept.free();
+    }
+  };
 }
 
 const PATTERN_FIELDS = ['id', 'pattern', 'type', 'category', 'confidence'];
@@ -426,12 +483,13 @@ function matcherSource(given, report) {
 }
 
 /**
- * The verdict of `value` (a `Matcher` or a client) on `event`, without the
- * patterns `exclude` leaves out (kept per matcher: a client's changes with
- * each new set). A client without its wasm answers clean.
+ * The verdict of `value` (a `Matcher` or a client) on `event`, by its
+ * matcher as `narrow` (`narrowing`) makes it: the patterns `exclude` leaves
+ * out, the first-party rule (kept per matcher: a client's changes with each
+ * new set). A client without its wasm answers clean.
  */
-function classifyWith(value, event, exclude, excluded) {
-  if (exclude === undefined) return value.classify(event);
+function classifyWith(value, event, narrow, excluded) {
+  if (narrow === undefined) return value.classify(event);
   let matcher = value;
   if (isClient(value)) {
     try {
@@ -443,7 +501,7 @@ function classifyWith(value, event, exclude, excluded) {
   let narrowed = excluded.get(matcher);
   if (narrowed === undefined) {
     try {
-      narrowed = matcher.excluding(exclude);
+      narrowed = narrow(matcher);
     } catch (refused) {
       // Told once (the caller reports it); the events keep passing.
       excluded.set(matcher, null);
@@ -471,16 +529,17 @@ const reporter = (onError) => (error) => {
  * it cannot read, or a matcher that throws, keeps the event and tells
  * `onError`.
  */
-export function createBeforeSend(matcher, { onNoise, onError, exclude } = {}) {
+export function createBeforeSend(matcher, { onNoise, onError, exclude, firstParty } = {}) {
   if (matcher == null) throw new TypeError('createBeforeSend: a matcher, a client or a promise of one is needed');
   const report = reporter(onError);
   const source = matcherSource(matcher, report);
+  const narrow = narrowing(exclude, firstParty);
   const excluded = new WeakMap();
   return function beforeSend(event, hint) {
     if (source.value === null || source.failed) return event;
     let verdict;
     try {
-      verdict = classifyWith(source.value, event, exclude, excluded);
+      verdict = classifyWith(source.value, event, narrow, excluded);
     } catch (error) {
       report(error);
       return event;
@@ -514,14 +573,16 @@ export function createBeforeSend(matcher, { onNoise, onError, exclude } = {}) {
  * and `noise_filter.patterns` (the matching pattern ids). `onNoise(verdict,
  * event)` hears of each noisy event in either mode; `onError` of a matcher
  * that could not load or throws (the event is then kept). `exclude` leaves
- * patterns out (`{ ids, categories }`, as `Matcher.builtin`).
+ * patterns out (`{ ids, categories }`, as `Matcher.builtin`); `firstParty`
+ * adds the "not our code" rule (`{ origins, paths }`, as `Matcher.builtin`).
  */
-export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onError, exclude, hold = DEFAULT_HOLD_MS } = {}) {
+export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onError, exclude, firstParty, hold = DEFAULT_HOLD_MS } = {}) {
   if (mode !== 'drop' && mode !== 'tag') throw new TypeError("noiseFilterIntegration: mode is 'drop' or 'tag'");
   if (matcher == null) throw new TypeError('noiseFilterIntegration: a matcher, a client or a promise of one is needed');
   if (typeof hold !== 'number' || !(hold >= 0)) throw new TypeError('noiseFilterIntegration: hold is a number of milliseconds, 0 or more');
   const report = reporter(onError);
   const source = matcherSource(matcher, report);
+  const narrow = narrowing(exclude, firstParty);
   const excluded = new WeakMap();
   /** Releases of the events held now, run at once when the page goes away. */
   const held = new Set();
@@ -531,7 +592,7 @@ export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onErro
     if (source.value === null || source.failed) return event;
     let verdict;
     try {
-      verdict = classifyWith(source.value, event, exclude, excluded);
+      verdict = classifyWith(source.value, event, narrow, excluded);
     } catch (error) {
       report(error);
       return event; // never lose a report over the filter
