@@ -178,9 +178,9 @@ def test_first_party_reads_an_exception_from_code_elsewhere(tmp_path) -> None:
 
 @pytest.mark.parametrize("first_party, refusal", [
     ({"origins": ["shop.example.com"]},
-     "firstParty: origins[0]: `shop.example.com` has no scheme:// "
-     "(an origin is scheme://host[:port], as https://app.example.com)"),
-    ({"origins": ["https://"]}, "firstParty: origins[0]: `https://` has no host"),
+     "firstParty: origins[0]: `shop.example.com` is not an origin "
+     "(scheme://host[:port], as https://app.example.com)"),
+    ({"origins": ["https://"]}, "firstParty: origins[0]: `https://` is not an origin"),
     ({"paths": ["static/"]}, "firstParty: paths[0]: `static/` is not a path prefix"),
     ({}, "firstParty: no origins and no paths"),
 ])

@@ -373,7 +373,7 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
     ok(plain.withFirstParty(firstParty).isNoise(injected));
     throws(
       () => nf.Matcher.builtin({ firstParty: { origins: ['shop.example.com'] } }),
-      /^firstParty: origins\[0\]: `shop.example.com` has no scheme:\/\/ \(an origin is scheme:\/\/host\[:port\], as https:\/\/app.example.com\)$/,
+      /^firstParty: origins\[0\]: `shop.example.com` is not an origin \(scheme:\/\/host\[:port\], as https:\/\/app.example.com\)$/,
     );
     throws(() => plain.withFirstParty({ paths: ['static/'] }), /^firstParty: paths\[0\]: `static\/` is not a path prefix/);
     throws(() => plain.withFirstParty({}), /^firstParty: no origins and no paths/);

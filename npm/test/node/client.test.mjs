@@ -186,7 +186,7 @@ test('firstParty holds in the fetched set and in the built-in fallback; refused 
   assert.equal(client.isNoise(injected), true, 'the fetched set has the rule');
   assert.deepEqual(client.classify(injected).matches.map((m) => m.id), ['first-party-rule']);
   assert.equal(client.isNoise(own), false);
-  assert.throws(() => createMatcherClient({ url, key, firstParty: { origins: ['https://'] } }), /^Error: firstParty: origins\[0\]: `https:\/\/` has no host/);
+  assert.throws(() => createMatcherClient({ url, key, firstParty: { origins: ['https://'] } }), /^Error: firstParty: origins\[0\]: `https:\/\/` is not an origin/);
   client.close();
   await svc.stop();
 });
