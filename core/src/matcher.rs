@@ -350,10 +350,14 @@ impl Matcher {
         let mut seen = Seen::Nothing;
         message_text(exception_type, message).is_some_and(|text| self.any_match(&text, &mut tried))
             || frames.into_iter().enumerate().any(|(i, frame)| {
-                if let Some(rule) = &self.first_party {
-                    rule.see(&mut seen, i, frame);
+                // A pattern's match ends it: the rule is read only while
+                // no pattern has matched.
+                self.any_match(frame, &mut tried) || {
+                    if let Some(rule) = &self.first_party {
+                        rule.see(&mut seen, i, frame);
+                    }
+                    false
                 }
-                self.any_match(frame, &mut tried)
             })
             || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
             || matches!(seen, Seen::Elsewhere(_))
