@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 import sentry_sdk
 from sentry_sdk.integrations import Integration
@@ -74,7 +74,7 @@ class _Filter:
         self.first_party: Optional[Dict[str, List[str]]] = None
         # (the matcher it was made from, the matcher with the rule): a
         # client's matcher changes with each new set.
-        self._narrowed: Optional[Any] = None
+        self._narrowed: Optional[Tuple[Any, Classifier]] = None
         if first_party is not None:
             origins, paths = first_party_lists(first_party)
             self.first_party = {"origins": origins, "paths": paths}
