@@ -138,9 +138,13 @@ fn bench(c: &mut Criterion) {
     // with and without the rule, in one run (docs/BENCHMARKS.md, "Core:
     // the first-party rule"). `third_party` is clean but for the rule: its
     // frames are a script injected from elsewhere.
-    let with_rule = matcher
-        .clone()
-        .with_first_party(FirstParty::new(["https://shop.example.com"], ["/static/"]).unwrap());
+    let with_rule = matcher.clone().with_first_party(
+        FirstParty::new(
+            vec!["https://shop.example.com".into()],
+            vec!["/static/".into()],
+        )
+        .unwrap(),
+    );
     let mut group = c.benchmark_group("first_party");
     group.throughput(Throughput::Elements(1));
     for (name, event) in [
