@@ -6,7 +6,9 @@
 #![allow(clippy::unwrap_used)] // tests state their expectations by unwrapping
 
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
-use noise_filter_core::{Event, Kind, Matcher, MatcherPattern, builtin_patterns, translate_regex};
+use noise_filter_core::{
+    Event, FirstParty, Kind, Matcher, MatcherPattern, builtin_patterns, translate_regex,
+};
 use regex::{Regex, RegexBuilder};
 
 fn patterns() -> Vec<MatcherPattern> {
@@ -105,6 +107,16 @@ fn noisy_event() -> Event {
     }
 }
 
+fn third_party_event() -> Event {
+    Event {
+        frames: vec![
+            "https://cdn.injected.example/7f3a9c1e-2b4d-4e6f-8a0b-1c2d3e4f5a6b.js".into(),
+            "<anonymous>".into(),
+        ],
+        ..clean_event()
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let patterns = patterns();
     let matcher = Matcher::new(patterns.clone()).unwrap();
@@ -119,6 +131,33 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(format!("naive_loop_{name}"), |b| {
             b.iter(|| naive.classify(black_box(&event)))
+        });
+    }
+    group.finish();
+    // The first-party rule's cost: the same events, the same patterns,
+    // with and without the rule, in one run (docs/BENCHMARKS.md, "Core:
+    // the first-party rule"). `third_party` is clean but for the rule: its
+    // frames are a script injected from elsewhere.
+    let with_rule = matcher.clone().with_first_party(
+        FirstParty::new(
+            vec!["https://shop.example.com".into()],
+            vec!["/static/".into()],
+        )
+        .unwrap(),
+    );
+    let mut group = c.benchmark_group("first_party");
+    group.throughput(Throughput::Elements(1));
+    for (name, event) in [
+        ("clean", clean_event()),
+        ("noisy", noisy_event()),
+        ("third_party", third_party_event()),
+    ] {
+        assert_eq!(with_rule.is_noise(&event), name != "clean");
+        group.bench_function(format!("without_{name}"), |b| {
+            b.iter(|| matcher.classify(black_box(&event)).noise)
+        });
+        group.bench_function(format!("with_{name}"), |b| {
+            b.iter(|| with_rule.classify(black_box(&event)).noise)
         });
     }
     group.finish();

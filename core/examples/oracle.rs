@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use noise_filter_core::{
-    Event, Matcher, MatcherPattern, MemoryStore, NewPattern, Request, UnixMillis, Verdict, admin,
-    pattern_list, run,
+    Event, FirstParty, Matcher, MatcherPattern, MemoryStore, NewPattern, Request, UnixMillis,
+    Verdict, admin, pattern_list, run,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +47,18 @@ struct Fixtures {
     /// Events to classify besides the evaluation set.
     #[serde(default)]
     events: Vec<Event>,
+    /// The `firstParty` matcher's rule (built-ins at 0.5 with it): the
+    /// application's origins and path prefixes.
+    first_party: FirstPartyFixture,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FirstPartyFixture {
+    #[serde(default)]
+    origins: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -256,6 +268,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             Matcher::from_response(body_of("B: all patterns")?.as_bytes())?,
         ),
         ("custom", custom),
+        (
+            "firstParty",
+            Matcher::builtin(0.5).with_first_party(FirstParty::new(
+                fixtures.first_party.origins.clone(),
+                fixtures.first_party.paths.clone(),
+            )?),
+        ),
     ];
     let verdicts = matchers
         .iter()

@@ -85,11 +85,15 @@ pub enum Field {
     UserAgent,
 }
 
-/// One pattern that matched one text.
+/// One pattern that matched one text, or the first-party rule
+/// ([`Matcher::with_first_party`](crate::Matcher::with_first_party)) that
+/// found every placed frame elsewhere.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Match<'m> {
-    /// The pattern's index in [`Matcher::patterns`](crate::Matcher::patterns). Not serialized: a
-    /// verdict's JSON names patterns by id (and `index` is a frame's).
+    /// The pattern's index in [`Matcher::patterns`](crate::Matcher::patterns);
+    /// for the first-party rule's match, one past the last
+    /// (`patterns().len()`). Not serialized: a verdict's JSON names
+    /// patterns by id (and `index` is a frame's).
     #[serde(skip)]
     pub index: usize,
     /// The pattern's id.
@@ -111,6 +115,7 @@ pub struct Match<'m> {
 pub struct Verdict<'m> {
     /// Whether any pattern matched: the event is noise.
     pub noise: bool,
-    /// Every match, by text (message, frames, user agent), then pattern order.
+    /// Every match, by text (message, frames, user agent), then pattern
+    /// order; the first-party rule's, if any, last.
     pub matches: Vec<Match<'m>>,
 }

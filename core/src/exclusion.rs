@@ -181,7 +181,8 @@ impl Matcher {
         Matcher::new(kept).expect("the catalog is validated at build time")
     }
 
-    /// This matcher without the patterns `exclusions` leaves out.
+    /// This matcher without the patterns `exclusions` leaves out (its
+    /// first-party rule, if it has one, kept).
     pub fn excluding(&self, exclusions: &Exclusions) -> Matcher {
         let kept: Vec<MatcherPattern> = self
             .patterns()
@@ -190,6 +191,8 @@ impl Matcher {
             .filter(|(p, tags)| !exclusions.excludes(p, **tags))
             .map(|(p, _)| p.clone())
             .collect();
-        Matcher::new(kept).expect("a subset of patterns that compiled compiles")
+        let mut narrowed = Matcher::new(kept).expect("a subset of patterns that compiled compiles");
+        narrowed.first_party = self.first_party.clone();
+        narrowed
     }
 }

@@ -43,7 +43,10 @@
 //!   [`InvalidEvents`]), [`Verdict`], [`Match`], [`Field`],
 //!   [`InvalidPattern`]; the patterns a matcher leaves out ([`Exclusions`],
 //!   [`InvalidExclusion`]; [`Matcher::excluding`],
-//!   [`Matcher::builtin_excluding`]); [`pattern_list`]: pattern
+//!   [`Matcher::builtin_excluding`]); the "not our code" rule
+//!   ([`FirstParty`], [`InvalidFirstParty`], [`Matcher::with_first_party`],
+//!   its match's [`FIRST_PARTY_RULE_ID`], [`FIRST_PARTY_CATEGORY`],
+//!   [`FIRST_PARTY_CONFIDENCE`]); [`pattern_list`]: pattern
 //!   lists and response bodies read into [`MatcherPattern`]s, with the
 //!   core's refusal texts, from any JSON-like value; the built-in catalog
 //!   ([`builtin_patterns`], [`BuiltinPattern`], [`catalog_release`]) and
@@ -93,6 +96,7 @@ mod event;
 #[cfg(feature = "endpoint")]
 mod exchange;
 mod exclusion;
+mod first_party;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -126,6 +130,10 @@ mod wire;
 pub use catalog::{BuiltinPattern, builtin_patterns, catalog_release};
 pub use event::{Event, Field, InvalidEvents, Match, Verdict};
 pub use exclusion::{Exclusions, InvalidExclusion};
+pub use first_party::{
+    FIRST_PARTY_CATEGORY, FIRST_PARTY_CONFIDENCE, FIRST_PARTY_RULE_ID, FirstParty,
+    InvalidFirstParty,
+};
 pub use matcher::Matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 pub use memory::MemoryStore;

@@ -26,6 +26,7 @@
 //! Patterns given at run time are validated, and so compiled, at once.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use aho_corasick::automaton::Automaton;
@@ -35,6 +36,9 @@ use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use crate::catalog::{self, BuiltinPattern};
 use crate::event::{Event, EventJson, Field, InvalidEvents, Match, Verdict, message_text};
+use crate::first_party::{
+    FIRST_PARTY_CATEGORY, FIRST_PARTY_CONFIDENCE, FIRST_PARTY_RULE_ID, FirstParty, Seen,
+};
 use crate::literals;
 use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern};
 use crate::pattern_list;
@@ -62,6 +66,8 @@ pub struct Matcher {
     regexes: Vec<LazyRegex>,
     /// Regexes with no literal every match contains: run on every text.
     unfiltered: Option<(RegexSet, Vec<usize>)>,
+    /// The "not our code" rule, when given ([`Matcher::with_first_party`]).
+    pub(crate) first_party: Option<Arc<FirstParty>>,
 }
 
 /// One regex of a pattern set, compiled when a text first needs it.
@@ -151,11 +157,16 @@ impl Matcher {
         let patterns = catalog::builtin_patterns()
             .iter()
             .filter(|p| p.confidence >= min_confidence);
-        Matcher::build(patterns.map(|p| {
-            let prepared = (p.kind == Kind::Regex).then(|| PreparedRegex::builtin(p));
-            (MatcherPattern::from(p), prepared, p.tags)
-        }))
-        .expect("the catalog is validated at build time")
+        // Collected: `build` is generic over its iterator, and the `Vec`
+        // is the type `Matcher::new` gives it, so the page's wasm holds one
+        // copy of `build` (2.2 KB before `wasm-opt`) rather than two.
+        let prepared: Vec<_> = patterns
+            .map(|p| {
+                let prepared = (p.kind == Kind::Regex).then(|| PreparedRegex::builtin(p));
+                (MatcherPattern::from(p), prepared, p.tags)
+            })
+            .collect();
+        Matcher::build(prepared).expect("the catalog is validated at build time")
     }
 
     /// The built-in catalog at [`DEFAULT_MIN_CONFIDENCE`]: the built-in
@@ -256,6 +267,7 @@ impl Matcher {
             literals,
             regexes,
             unfiltered,
+            first_party: None,
         })
     }
 
@@ -267,6 +279,18 @@ impl Matcher {
         let body: serde_json::Value =
             serde_json::from_slice(body).map_err(pattern_list::not_json)?;
         Matcher::new(pattern_list::read_response(&Some(&body))?)
+    }
+
+    /// A new matcher: this one's patterns followed by `added`, its
+    /// first-party rule kept.
+    pub fn with_patterns(&self, added: Vec<MatcherPattern>) -> Result<Matcher, InvalidPattern> {
+        // A `Vec`, as the other callers pass: `Matcher::new` is generic over
+        // its iterator, and each other iterator type is another copy of it.
+        let mut all = self.patterns.clone();
+        all.extend(added);
+        let mut grown = Matcher::new(all)?;
+        grown.first_party = self.first_party.clone();
+        Ok(grown)
     }
 
     /// The patterns, in the order they were given.
@@ -286,6 +310,9 @@ impl Matcher {
         }
         if let Some(agent) = &event.user_agent {
             self.match_text(agent, Field::UserAgent, &mut scratch, &mut matches);
+        }
+        if let Some(frame) = self.elsewhere(event.frames.iter().map(String::as_str)) {
+            matches.push(self.first_party_match(frame));
         }
         Verdict {
             noise: !matches.is_empty(),
@@ -319,11 +346,40 @@ impl Matcher {
         user_agent: Option<&str>,
     ) -> bool {
         let mut tried = Vec::new();
+        // The first-party rule reads the frames in the same pass.
+        let mut seen = Seen::Nothing;
         message_text(exception_type, message).is_some_and(|text| self.any_match(&text, &mut tried))
-            || frames
-                .into_iter()
-                .any(|frame| self.any_match(frame, &mut tried))
+            || frames.into_iter().enumerate().any(|(i, frame)| {
+                // A pattern's match ends it: the rule is read only while
+                // no pattern has matched.
+                self.any_match(frame, &mut tried) || {
+                    if let Some(rule) = &self.first_party {
+                        rule.see(&mut seen, i, frame);
+                    }
+                    false
+                }
+            })
             || user_agent.is_some_and(|agent| self.any_match(agent, &mut tried))
+            || matches!(seen, Seen::Elsewhere(_))
+    }
+
+    /// The frame the first-party rule reports, when this matcher has the
+    /// rule and it calls the event noise ([`FirstParty`]).
+    fn elsewhere<'t>(&self, frames: impl IntoIterator<Item = &'t str>) -> Option<usize> {
+        self.first_party.as_ref()?.elsewhere(frames)
+    }
+
+    /// The first-party rule's match, of frame `frame`: a verdict says so as
+    /// it says a pattern's, with the index one past the patterns'.
+    fn first_party_match(&self, frame: usize) -> Match<'_> {
+        Match {
+            index: self.patterns.len(),
+            id: FIRST_PARTY_RULE_ID,
+            category: FIRST_PARTY_CATEGORY,
+            tags: Tags::NONE,
+            confidence: FIRST_PARTY_CONFIDENCE,
+            field: Field::Frame(frame),
+        }
     }
 
     /// [`Matcher::is_noise`] of every event of `events`, a JSON array of
@@ -511,7 +567,7 @@ impl Searcher {
         if pending.is_empty() {
             return Ok(());
         }
-        pending.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        sort_by_literal(&mut pending);
         self.literals = pending
             .into_iter()
             .map(|(literal, hit)| (Box::from(literal.as_bytes()), hit))
@@ -583,6 +639,38 @@ static LOWER: [u8; 256] = {
     }
     table
 };
+
+/// Sorts `literals` by their text: a heap sort, in place. The standard
+/// library's sort, instantiated for this one call, was 4.8 KB of the npm
+/// page's wasm (before `wasm-opt`); this is a tenth of that. Its price:
+/// building the built-in matcher takes 0.7 million more instructions
+/// natively (~3 %), once per matcher (docs/BENCHMARKS.md, "npm: wasm sizes").
+fn sort_by_literal(literals: &mut [(Cow<'static, str>, Hit)]) {
+    fn sift_down(v: &mut [(Cow<'static, str>, Hit)], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child].0 < v[child + 1].0 {
+                child += 1;
+            }
+            if v[root].0 >= v[child].0 {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    let len = literals.len();
+    for root in (0..len / 2).rev() {
+        sift_down(literals, root, len);
+    }
+    for end in (1..len).rev() {
+        literals.swap(0, end);
+        sift_down(literals, 0, end);
+    }
+}
 
 /// Splits `literals` (sorted, all sharing their first `len - 1` bytes)
 /// into groups sharing a prefix of `len` bytes, or the whole literal when

@@ -182,6 +182,16 @@ impl matching::GuestMatcher for MatcherResource {
             })
             .collect()
     }
+
+    fn with_first_party(
+        &self,
+        origins: Vec<String>,
+        paths: Vec<String>,
+    ) -> Result<matching::Matcher, String> {
+        let rule = core::FirstParty::new(origins, paths).map_err(|e| e.to_string())?;
+        let matcher = self.0.clone().with_first_party(rule);
+        Ok(matching::Matcher::new(MatcherResource(matcher)))
+    }
 }
 
 impl matching::Guest for Embed {

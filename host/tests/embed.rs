@@ -343,7 +343,35 @@ fn the_components_matcher_agrees_with_the_native_matcher() {
         .unwrap()
         .unwrap();
 
-    for (native, theirs) in [(&native_builtin, builtin), (&native_custom, custom)] {
+    // The first-party rule of the fixtures, given through `with-first-party`.
+    let strings = |list: &serde_json::Value| -> Vec<String> {
+        serde_json::from_value(list.clone()).unwrap_or_default()
+    };
+    let (origins, paths) = (
+        strings(&fx["firstParty"]["origins"]),
+        strings(&fx["firstParty"]["paths"]),
+    );
+    let native_first_party = Matcher::builtin(0.5).with_first_party(
+        noise_filter_core::FirstParty::new(origins.clone(), paths.clone()).unwrap(),
+    );
+    let first_party = wm
+        .call_with_first_party(&mut store, builtin, &origins, &paths)
+        .unwrap()
+        .unwrap();
+    let refused = wm
+        .call_with_first_party(&mut store, builtin, &[], &[])
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        refused.starts_with("firstParty: no origins and no paths"),
+        "{refused}"
+    );
+
+    for (native, theirs) in [
+        (&native_builtin, builtin),
+        (&native_custom, custom),
+        (&native_first_party, first_party),
+    ] {
         for event in &events {
             let want = native.classify(event);
             let wit_event = matching::Event {

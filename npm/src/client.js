@@ -59,6 +59,7 @@ export function clientFor(Matcher, loading) {
     variant = 'v1',
     minConfidence,
     exclude,
+    firstParty,
     refresh = true,
     fetch: fetchImpl = globalThis.fetch,
     onError = () => {},
@@ -107,12 +108,19 @@ export function clientFor(Matcher, loading) {
       else if (typeof Deno !== 'undefined' && typeof Deno.unrefTimer === 'function') Deno.unrefTimer(timer);
     }
 
-    /** `matcher` without the excluded patterns (the core reads and checks `exclude`). */
-    const narrow = (matcher) => (exclude === undefined ? matcher : matcher.excluding(exclude));
+    /**
+     * `matcher` without the excluded patterns, with the first-party rule
+     * (the core reads and checks `exclude` and `firstParty`).
+     */
+    const narrow = (matcher) => {
+      const kept = exclude === undefined ? matcher : matcher.excluding(exclude);
+      return firstParty === undefined ? kept : kept.withFirstParty(firstParty);
+    };
 
-    // `exclude` is checked now when the wasm is there (refused, it throws,
-    // as a wrong `url` does), else when the first matcher is built.
-    if (exclude !== undefined && loading.loaded) narrow(Matcher.fromPatterns([]));
+    // `exclude` and `firstParty` are checked now when the wasm is there
+    // (refused, they throw, as a wrong `url` does), else when the first
+    // matcher is built.
+    if ((exclude !== undefined || firstParty !== undefined) && loading.loaded) narrow(Matcher.fromPatterns([]));
     // A wasm that does not load is told once; the client then matches nothing.
     void loading.settled().then((loaded) => {
       if (!loaded) report(loading.failure);
@@ -179,13 +187,13 @@ export function clientFor(Matcher, loading) {
       return inFlight;
     }
 
-    /** The matcher to use now, or null: no wasm (yet), or `exclude` refused. */
+    /** The matcher to use now, or null: no wasm (yet), or `exclude` or `firstParty` refused. */
     const usable = () => {
       if (!loading.loaded || refused !== undefined) return null;
       if (fetched !== null) return fetched.matcher;
       if (builtin === null) {
         try {
-          builtin = Matcher.builtin({ minConfidence, exclude });
+          builtin = Matcher.builtin({ minConfidence, exclude, firstParty });
         } catch (error) {
           refused = error;
           report(error);

@@ -197,7 +197,7 @@ export interface Match {
 /** The matcher's answer: noise when any pattern matched. */
 export interface Verdict {
   noise: boolean;
-  /** By text (message, frames, user agent), then pattern order. */
+  /** By text (message, frames, user agent), then pattern order; the first-party rule's (`first-party-rule`) last. */
   matches: readonly Match[];
 }
 
@@ -214,6 +214,22 @@ export interface Exclusions {
   categories?: readonly string[];
 }
 
+/**
+ * Where the application's own code lives, for the "not our code" rule: an
+ * event whose stack frames are all elsewhere (injected scripts, extension
+ * bundles, `webkit-masked-url://hidden/`) is noise in category
+ * `third-party-script`, its verdict matching `first-party-rule`. Frames
+ * without a place (`<anonymous>`, `native`, no file name, the browser's own)
+ * count for neither side; an event with no placed frame is never noise by
+ * it. The core checks the words: at least one origin or path.
+ */
+export interface FirstParty {
+  /** Origins, `scheme://host[:port]`: `https://app.example.com`, `app://`. */
+  origins?: readonly string[];
+  /** Path prefixes of a frame's path, whatever its origin: `/static/app/`, `/srv/app/`. */
+  paths?: readonly string[];
+}
+
 /** A compiled pattern set; the same matcher as the service's core. */
 export class Matcher {
   private constructor();
@@ -223,19 +239,24 @@ export class Matcher {
    * same set as `Matcher.builtin()` in Python and `Matcher::builtin_default`
    * in Rust.
    */
-  static builtin(options?: { minConfidence?: number; exclude?: Exclusions }): Matcher;
+  static builtin(options?: { minConfidence?: number; exclude?: Exclusions; firstParty?: FirstParty }): Matcher;
   /**
    * The patterns of a Variant A or B response body from any deployment:
    * text, bytes or parsed JSON (an imported `filters.json` too); the core
    * reads it and refuses a body that is not a pattern list, with the reason.
    */
-  static fromResponse(body: string | Uint8Array | ArrayBuffer | { readonly patterns: readonly unknown[] }): Matcher;
+  static fromResponse(
+    body: string | Uint8Array | ArrayBuffer | { readonly patterns: readonly unknown[] },
+    options?: { firstParty?: FirstParty },
+  ): Matcher;
   /** Patterns of your own. Throws when a regex is outside the shared subset. */
   static fromPatterns(patterns: readonly PatternInput[]): Matcher;
   /** A new matcher: these patterns after this one's. */
   withPatterns(patterns: readonly PatternInput[]): Matcher;
   /** A new matcher without the patterns `exclude` names. */
   excluding(exclude: Exclusions): Matcher;
+  /** A new matcher with the "not our code" rule of `firstParty`. */
+  withFirstParty(firstParty: FirstParty): Matcher;
   /** The patterns, in order. */
   readonly patterns: Pattern[];
   /** Which patterns match which text of the event. */
@@ -261,6 +282,8 @@ export interface ClientOptions {
   minConfidence?: number;
   /** Patterns left out of every set the client matches with, fetched or built in. */
   exclude?: Exclusions;
+  /** The "not our code" rule in every set the client matches with. */
+  firstParty?: FirstParty;
   /** Refresh in the background (default true); false: only on `refresh()`. */
   refresh?: boolean;
   /** The `fetch` to use (default: the runtime's). */
@@ -346,6 +369,8 @@ export interface NoiseFilterIntegrationOptions<E = SentryLikeEvent> {
   hold?: number;
   /** Patterns left out (as `Matcher.builtin`'s `exclude`). */
   exclude?: Exclusions;
+  /** The "not our code" rule (as `Matcher.builtin`'s `firstParty`). */
+  firstParty?: FirstParty;
   /** Hears of each noisy event, in either mode. */
   onNoise?(verdict: Verdict, event: E, hint: unknown): void;
   /** Hears why a promised matcher could not be had, or a matcher threw (the event is then sent). */
@@ -380,6 +405,8 @@ export interface BeforeSendOptions<E = Classifiable, H = unknown> {
   onError?(error: unknown): void;
   /** Patterns left out (as `Matcher.builtin`'s `exclude`). */
   exclude?: Exclusions;
+  /** The "not our code" rule (as `Matcher.builtin`'s `firstParty`). */
+  firstParty?: FirstParty;
 }
 
 /**

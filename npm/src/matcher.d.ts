@@ -29,6 +29,7 @@ export type {
   RollbarCheckIgnoreOptions,
   TrackerOptions,
   Exclusions,
+  FirstParty,
   MatcherSource,
   NoiseFilterIntegration,
   Classifiable,

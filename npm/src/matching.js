@@ -33,14 +33,19 @@ export function matcherClass(glue) {
      * core's default threshold (0.5): the built-in patterns the service
      * lists by default, as `Matcher.builtin()` holds in every language.
      */
-    static builtin({ minConfidence, exclude } = {}) {
+    static builtin({ minConfidence, exclude, firstParty } = {}) {
       loading.check();
-      if (exclude === undefined) return new Matcher(glue.Matcher.builtin(minConfidence));
-      return new Matcher(glue.Matcher.builtinExcluding(minConfidence, ...exclusionLists(exclude)));
+      const raw = exclude === undefined
+        ? glue.Matcher.builtin(minConfidence)
+        : glue.Matcher.builtinExcluding(minConfidence, ...optionLists('exclude', EXCLUDE_FIELDS, exclude));
+      return new Matcher(withRule(raw, firstParty));
     }
 
-    /** The patterns of a Variant A or B response body (text, bytes or parsed JSON). */
-    static fromResponse(body) {
+    /**
+     * The patterns of a Variant A or B response body (text, bytes or parsed
+     * JSON); `firstParty`: with the "not our code" rule.
+     */
+    static fromResponse(body, { firstParty } = {}) {
       loading.check();
       let parsed;
       try {
@@ -49,7 +54,7 @@ export function matcherClass(glue) {
         const notJson = Uint8Array.of(glue.ValueKind.NotJson);
         return new Matcher(glue.Matcher.fromResponse(notJson, [String(error.message)], new Float64Array()));
       }
-      return new Matcher(glue.Matcher.fromResponse(...describe(glue.ValueKind, parsed, true)));
+      return new Matcher(withRule(glue.Matcher.fromResponse(...describe(glue.ValueKind, parsed, true)), firstParty));
     }
 
     /** Patterns given as `{id, pattern, type?, category?, confidence?}` (any iterable). */
@@ -71,6 +76,8 @@ class Classifier {
   #absent;
   #apart;
   #tags;
+  /** The first-party rule's match as the core names it: id, category, confidence. */
+  #rule;
   /** The wasm-side input buffer: address, capacity, a view of it. */
   #input = 0;
   #capacity = 0;
@@ -85,6 +92,8 @@ class Classifier {
     this.#kinds = glue.ValueKind;
     this.#absent = glue.TextLength.Absent;
     this.#apart = glue.Classified.TextsApart;
+    let rule;
+    this.#rule = () => (rule ??= [...glue.Matcher.firstPartyRule(), glue.Matcher.firstPartyConfidence()]);
   }
 
   /**
@@ -92,7 +101,17 @@ class Classifier {
    * pattern ids, categories in either variant's spelling or `custom`).
    */
   excluding(exclude) {
-    return new this.constructor(this.#raw.excluding(...exclusionLists(exclude)));
+    return new this.constructor(this.#raw.excluding(...optionLists('exclude', EXCLUDE_FIELDS, exclude)));
+  }
+
+  /**
+   * A new matcher with the "not our code" rule: an event whose stack frames
+   * are all outside `firstParty` (`{ origins, paths }`: the application's
+   * origins, path prefixes) is noise, matched as `first-party-rule`.
+   */
+  withFirstParty(firstParty) {
+    // A copy (excluding nothing), given the rule in place.
+    return new this.constructor(withRule(this.#raw.excluding([], []), firstParty));
   }
 
   /** A new matcher with these patterns added after this one's. */
@@ -123,8 +142,10 @@ class Classifier {
     const tagsOf = (this.#tags ??= this.#raw.tags().map((t) => Object.freeze(t === '' ? [] : t.split(','))));
     const matches = [];
     for (let i = 0; i < flat.length; i += 2) {
-      const { id, category, confidence } = table[flat[i]];
-      const tags = tagsOf[flat[i]];
+      // One past the patterns: the first-party rule's match.
+      const pattern = table[flat[i]];
+      const [id, category, confidence] = pattern === undefined ? this.#rule() : [pattern.id, pattern.category, pattern.confidence];
+      const tags = tagsOf[flat[i]] ?? NO_TAGS;
       const code = flat[i + 1];
       matches.push(
         code < Frame
@@ -193,23 +214,42 @@ class Classifier {
   }
 }
 
+const NO_TAGS = Object.freeze([]);
+
 /** The lists an `exclude` option may have. */
 const EXCLUDE_FIELDS = ['ids', 'categories'];
+/** The lists a `firstParty` option may have. */
+const FIRST_PARTY_FIELDS = ['origins', 'paths'];
 
 /**
- * The lists of an `exclude` option, in the binding's order (ids,
- * categories), as given: the core checks their words.
+ * `raw` (a binding's matcher, just built) given the first-party rule when
+ * `firstParty` is given; refused, it is freed and the core's reason thrown.
  */
-function exclusionLists(exclude) {
-  if (exclude === null || typeof exclude !== 'object') throw new TypeError('exclude is { ids?, categories? }');
-  for (const name of Object.keys(exclude)) {
-    if (!EXCLUDE_FIELDS.includes(name)) throw new TypeError(`exclude: unknown field \`${name}\``);
+function withRule(raw, firstParty) {
+  if (firstParty === undefined) return raw;
+  try {
+    raw.setFirstParty(...optionLists('firstParty', FIRST_PARTY_FIELDS, firstParty));
+  } catch (refused) {
+    raw.free();
+    throw refused;
   }
-  return EXCLUDE_FIELDS.map((name) => {
-    const list = exclude[name];
+  return raw;
+}
+
+/**
+ * The lists of an option (`exclude`, `firstParty`) in the binding's order
+ * (`fields`), as given: the core checks their words.
+ */
+function optionLists(option, fields, value) {
+  if (value === null || typeof value !== 'object') throw new TypeError(`${option} is { ${fields.join('?, ')}? }`);
+  for (const name of Object.keys(value)) {
+    if (!fields.includes(name)) throw new TypeError(`${option}: unknown field \`${name}\``);
+  }
+  return fields.map((name) => {
+    const list = value[name];
     if (list === undefined) return [];
     const items = typeof list === 'string' || typeof list?.[Symbol.iterator] !== 'function' ? undefined : [...list];
-    if (items === undefined || items.some((item) => typeof item !== 'string')) throw new TypeError(`exclude: ${name} is a list of strings`);
+    if (items === undefined || items.some((item) => typeof item !== 'string')) throw new TypeError(`${option}: ${name} is a list of strings`);
     return items;
   });
 }
@@ -455,9 +495,18 @@ function classifyWith(value, event, narrowing, cache) {
   return made === null ? CLEAN : made.classify(event);
 }
 
-/** `matcher` as an integration's matcher options make it: without the patterns `exclude` names. */
-function narrowed(matcher, { exclude }) {
-  return exclude === undefined ? matcher : matcher.excluding(exclude);
+/**
+ * `matcher` as an integration's matcher options make it: without the
+ * patterns `exclude` names, with the rule of `firstParty`.
+ */
+function narrowed(matcher, { exclude, firstParty }) {
+  const kept = exclude === undefined ? matcher : matcher.excluding(exclude);
+  if (firstParty === undefined) return kept;
+  try {
+    return kept.withFirstParty(firstParty);
+  } finally {
+    if (kept !== matcher) kept.free();
+  }
 }
 
 /** The ids of the patterns a noisy verdict matched, each once, in order. */
@@ -516,7 +565,7 @@ export function noiseJudge(name, { matcher, onNoise, onError, ...matcherOptions 
 /**
  * The options every integration passes on to its matcher, checked once
  * when the integration is made: `exclude` (patterns left out, as
- * `Matcher.builtin`). One place names them, so an option of the matcher
+ * `Matcher.builtin`), `firstParty` (the "not our code" rule). One place names them, so an option of the matcher
  * reaches every integration by being added here and in `narrowed`.
  */
 function matcherOptionsOf(name, options) {
@@ -528,7 +577,7 @@ function matcherOptionsOf(name, options) {
 }
 
 /** The matcher's options an integration takes (see `matcherOptionsOf`). */
-const MATCHER_OPTIONS = ['exclude'];
+const MATCHER_OPTIONS = ['exclude', 'firstParty'];
 
 /**
  * A `beforeSend`-style hook: returns `null` for an event the matcher calls
@@ -565,13 +614,14 @@ export function createBeforeSend(matcher, options = {}) {
  * and `noise_filter.patterns` (the matching pattern ids). `onNoise(verdict,
  * event)` hears of each noisy event in either mode; `onError` of a matcher
  * that could not load or throws (the event is then kept). `exclude` leaves
- * patterns out (`{ ids, categories }`, as `Matcher.builtin`).
+ * patterns out (`{ ids, categories }`, as `Matcher.builtin`); `firstParty`
+ * adds the "not our code" rule (`{ origins, paths }`, as `Matcher.builtin`).
  */
-export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onError, exclude, hold = DEFAULT_HOLD_MS } = {}) {
+export function noiseFilterIntegration({ matcher, mode = 'drop', onNoise, onError, exclude, firstParty, hold = DEFAULT_HOLD_MS } = {}) {
   if (mode !== 'drop' && mode !== 'tag') throw new TypeError("noiseFilterIntegration: mode is 'drop' or 'tag'");
   if (matcher == null) throw new TypeError('noiseFilterIntegration: a matcher, a client or a promise of one is needed');
   if (typeof hold !== 'number' || !(hold >= 0)) throw new TypeError('noiseFilterIntegration: hold is a number of milliseconds, 0 or more');
-  const { judge, source } = noiseJudge('noiseFilterIntegration', { matcher, onNoise, onError, exclude });
+  const { judge, source } = noiseJudge('noiseFilterIntegration', { matcher, onNoise, onError, exclude, firstParty });
   /** Releases of the events held now, run at once when the page goes away. */
   const held = new Set();
   let listening = false;

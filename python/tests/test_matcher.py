@@ -132,3 +132,68 @@ def test_a_str_an_exception_and_a_sentry_event_are_read() -> None:
     assert m.is_noise(sentry_event)
     assert m.is_noise_many(["Script error.", sentry_event, "invoice total is negative"]) == [
         True, True, False]
+
+
+FIRST_PARTY = {"origins": ["https://shop.example.com"], "paths": ["/srv/shop/"]}
+INJECTED = Event(exception_type="TypeError", message="cart.items is undefined",
+                 frames=["https://cdn.injected.example/7f3a9c1e.js", "<anonymous>",
+                         "app:///inject.bundle.js", "native"])
+
+
+def test_first_party_every_frame_elsewhere_is_noise_named_by_the_rule() -> None:
+    plain = Matcher.builtin()
+    assert not plain.is_noise(INJECTED), "off unless given"
+    rule = Matcher.builtin(first_party=FIRST_PARTY)
+    verdict = rule.classify(INJECTED)
+    assert verdict.to_dict() == {"noise": True, "matches": [
+        {"id": "first-party-rule", "category": "third-party-script", "tags": [],
+         "confidence": 1.0, "field": "frame", "index": 2}]}
+    assert rule.is_noise(INJECTED) and rule.is_noise_many([INJECTED]) == [True]
+    own = Event(message="cart.items is undefined",
+                frames=["https://cdn.injected.example/x.js", "/srv/shop/views.py"])
+    assert not rule.is_noise(own), "one own frame keeps it"
+    assert not rule.is_noise("cart.items is undefined"), "no frames: never noise by the rule"
+    assert [p.id for p in rule.patterns] == [p.id for p in plain.patterns], "the rule is no pattern"
+    assert plain.with_first_party(FIRST_PARTY).is_noise(INJECTED)
+    assert Matcher.from_patterns([], first_party=FIRST_PARTY).is_noise(INJECTED)
+
+
+def test_first_party_reads_an_exception_from_code_elsewhere(tmp_path) -> None:
+    """A traceback's frames are file paths: a path prefix places them."""
+    module = tmp_path / "vendored.py"
+    module.write_text("def explode():\n    raise RuntimeError('widget exploded')\n")
+    namespace: dict = {}
+    exec(compile(module.read_text(), str(module), "exec"), namespace)
+    try:
+        namespace["explode"]()
+    except RuntimeError as error:
+        thrown = error
+    here = __file__.rsplit("/", 1)[0] + "/"
+    rule = Matcher.from_patterns([], first_party={"paths": [here]})
+    assert not rule.is_noise(thrown), "the test's own frame is in the traceback"
+    assert rule.is_noise(thrown.with_traceback(thrown.__traceback__.tb_next))
+    assert Matcher.from_patterns([], first_party={"paths": [str(tmp_path) + "/"]}).is_noise(
+        thrown) is False
+
+
+@pytest.mark.parametrize("first_party, refusal", [
+    ({"origins": ["shop.example.com"]},
+     "firstParty: origins[0]: `shop.example.com` is not an origin "
+     "(scheme://host[:port], as https://app.example.com)"),
+    ({"origins": ["https://"]}, "firstParty: origins[0]: `https://` is not an origin"),
+    ({"paths": ["static/"]}, "firstParty: paths[0]: `static/` is not a path prefix"),
+    ({}, "firstParty: no origins and no paths"),
+])
+def test_first_party_refusals_are_the_cores(first_party, refusal) -> None:
+    with pytest.raises(Refusal) as refused:
+        Matcher.builtin(first_party=first_party)
+    assert str(refused.value).startswith(refusal)
+
+
+def test_first_party_shape_errors_are_type_errors() -> None:
+    with pytest.raises(TypeError, match="unknown field origin"):
+        Matcher.builtin(first_party={"origin": ["https://shop.example.com"]})
+    with pytest.raises(TypeError, match="origins is a list of str"):
+        Matcher.builtin(first_party={"origins": "https://shop.example.com"})
+    with pytest.raises(TypeError, match="first_party is"):
+        Matcher.builtin(first_party=["https://shop.example.com"])  # type: ignore[arg-type]

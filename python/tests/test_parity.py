@@ -65,6 +65,7 @@ def matchers(oracle, fixtures) -> Dict[str, Matcher]:
         "responseA": Matcher.from_response(body["A: all patterns"]),
         "responseB": Matcher.from_response(body["B: all patterns"].encode()),
         "custom": Matcher.from_patterns(builtin.patterns + fixtures["matcherPatterns"]),
+        "firstParty": Matcher.builtin(0.5, first_party=fixtures["firstParty"]),
     }
 
 
@@ -157,3 +158,27 @@ def test_the_sentry_integration_sends_exactly_what_the_native_matcher_keeps(
     assert kept == [n for n, (event, v) in enumerate(zip(events, want)) if not v["noise"]
                     for _ in as_sentry_events(event, n)]
     assert sum(1 for v in want if v["noise"]) > 200
+
+
+def test_the_sentry_integration_with_first_party_sends_what_the_native_rule_keeps(
+        oracle, fixtures, sentry_init) -> None:
+    import sentry_sdk
+
+    from noise_filter.sentry import NoiseFilterIntegration
+
+    events = [e["event"] for e in oracle["events"]]
+    want = oracle["verdicts"]["firstParty"]
+    sent = sentry_init(integrations=[NoiseFilterIntegration(
+        Matcher.builtin(0.5), first_party=fixtures["firstParty"])])
+    for n, event in enumerate(events):
+        for shaped in as_sentry_events(event, n):
+            sentry_sdk.capture_event(shaped)
+    sentry_sdk.flush()
+    kept = sorted(int(e["event_id"], 16) for e in sent)
+    assert kept == [n for n, (event, v) in enumerate(zip(events, want)) if not v["noise"]
+                    for _ in as_sentry_events(event, n)]
+    # The rule decides some events no pattern matches.
+    by_rule_alone = [v for v, b in zip(want, oracle["verdicts"]["builtin"])
+                     if v["noise"] and not b["noise"]]
+    assert by_rule_alone and all(
+        [m["id"] for m in v["matches"]] == ["first-party-rule"] for v in by_rule_alone)

@@ -125,3 +125,10 @@ def test_sentry_integration(ingest: Ingest) -> None:
     # The process flushed at exit: the real error reached the DSN, the noise did not.
     assert [e["exception"]["values"][-1]["value"] for e in ingest.events] == [
         "invoice total is negative"]
+
+
+def test_first_party(ingest: Ingest) -> None:
+    out = run("first_party.py", SENTRY_DSN=ingest.dsn)
+    assert out.splitlines() == ["dropped: first-party-rule"]
+    assert [e["exception"]["values"][-1]["value"] for e in ingest.events] == [
+        "invoice total is negative"]

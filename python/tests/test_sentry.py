@@ -199,3 +199,61 @@ def test_bad_options_are_refused_at_once() -> None:
         NoiseFilterIntegration(Matcher.builtin(), mode="hide")
     with pytest.raises(TypeError, match="a matcher"):
         NoiseFilterIntegration(None)  # type: ignore[arg-type]
+
+
+def test_first_party_drops_an_error_raised_and_caught_wholly_elsewhere(
+        init: SentryInit, tmp_path: Any) -> None:
+    """The integration with the real sentry-sdk: an exception whose
+    traceback holds only frames outside the application's paths (a library
+    that catches and reports its own error) is dropped; one raised through
+    the application's code is sent."""
+    module = tmp_path / "vendored.py"
+    module.write_text(
+        "import sentry_sdk\n"
+        "def report():\n"
+        "    try:\n"
+        "        raise RuntimeError('widget exploded')\n"
+        "    except RuntimeError as error:\n"
+        "        sentry_sdk.capture_exception(error)\n"
+        "def explode():\n"
+        "    raise RuntimeError('widget exploded')\n")
+    namespace: Dict[str, Any] = {}
+    exec(compile(module.read_text(), str(module), "exec"), namespace)
+    here = __file__.rsplit("/", 1)[0] + "/"
+    noisy: List[Verdict] = []
+    sent = init(integrations=[NoiseFilterIntegration(
+        Matcher.builtin(0.5), first_party={"paths": [here]},
+        on_noise=lambda v, e, h: noisy.append(v))])
+    namespace["report"]()
+    capture(namespace["explode"])  # through this file's `capture`
+    capture(real)
+    sentry_sdk.flush()
+    assert values(sent) == ["widget exploded", "invoice total is negative"]
+    assert [[(m.id, m.category) for m in v.matches] for v in noisy] == [
+        [("first-party-rule", "third-party-script")]]
+
+
+def test_first_party_off_unless_given_and_refused_at_once(init: SentryInit, tmp_path: Any) -> None:
+    from noise_filter import Client, Refusal
+
+    with pytest.raises(Refusal, match="firstParty: origins\\[0\\]"):
+        NoiseFilterIntegration(Matcher.builtin(), first_party={"origins": ["shop.example"]})
+    with pytest.raises(Refusal, match="firstParty: paths\\[0\\]"):
+        create_before_send(Matcher.builtin(), first_party={"paths": ["srv/"]})
+    with pytest.raises(Refusal, match="firstParty: no origins"):
+        Client("http://127.0.0.1:9", "nf_" + "0" * 48, refresh=False, first_party={})
+    # A client's sets get the rule; the same event is sent without it.
+    client = Client("http://127.0.0.1:9", "nf_" + "0" * 48, refresh=False,
+                    on_error=lambda e: None, first_party={"origins": ["https://shop.example"]})
+    elsewhere = {"exception": {"values": [{"type": "Error", "value": "x", "stacktrace": {
+        "frames": [{"filename": "https://cdn.injected.example/a.js"}]}}]}}
+    sent = init(before_send=create_before_send(client))
+    sentry_sdk.capture_event(dict(elsewhere))
+    sentry_sdk.flush()
+    assert sent == [], "the client's sets have the rule"
+    assert client.is_noise(elsewhere)
+    client.close()
+    plain = init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5))])
+    sentry_sdk.capture_event(dict(elsewhere))
+    sentry_sdk.flush()
+    assert len(plain) == 1

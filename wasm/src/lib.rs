@@ -32,7 +32,7 @@
 //!   no number of this file is copied into `npm/src/matching.js`.
 
 use noise_filter_core::pattern_list::{self, Json, Value};
-use noise_filter_core::{Exclusions, Field, Matcher, MatcherPattern, Verdict};
+use noise_filter_core::{Exclusions, Field, FirstParty, Matcher, MatcherPattern, Verdict};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
@@ -292,7 +292,9 @@ impl JsMatcher {
     ) -> Result<JsMatcher, JsError> {
         let list = Wire::new(kinds, texts, numbers).list();
         let added = pattern_list::read_patterns(&&list).map_err(error)?;
-        JsMatcher::compile(self.inner.patterns().iter().cloned().chain(added))
+        Ok(JsMatcher::wrap(
+            self.inner.with_patterns(added).map_err(error)?,
+        ))
     }
 
     /// The patterns' ids, in order.
@@ -371,6 +373,42 @@ impl JsMatcher {
     ) -> Result<JsMatcher, JsError> {
         let exclusions = exclusions(ids, categories)?;
         Ok(JsMatcher::wrap(self.inner.excluding(&exclusions)))
+    }
+}
+
+/// The "not our code" rule of a `firstParty` option: JavaScript gives its
+/// lists, the core reads them ([`FirstParty`]) and words every refusal.
+#[wasm_bindgen(js_class = Matcher)]
+impl JsMatcher {
+    /// Gives this matcher the first-party rule, in place
+    /// ([`Matcher::set_first_party`]). JavaScript calls it on a matcher it
+    /// has just built (a copy is `excluding` of nothing): cloning a matcher
+    /// here would cost the page `Clone`'s code.
+    #[wasm_bindgen(js_name = setFirstParty)]
+    pub fn set_first_party(
+        &mut self,
+        origins: Vec<String>,
+        paths: Vec<String>,
+    ) -> Result<(), JsError> {
+        let rule = FirstParty::new(origins, paths).map_err(error)?;
+        self.inner.set_first_party(rule);
+        Ok(())
+    }
+
+    /// The rule's match as a verdict names it: id and category (a match
+    /// whose pattern index is one past the last is the rule's).
+    #[wasm_bindgen(js_name = firstPartyRule)]
+    pub fn first_party_rule() -> Vec<String> {
+        vec![
+            noise_filter_core::FIRST_PARTY_RULE_ID.to_owned(),
+            noise_filter_core::FIRST_PARTY_CATEGORY.to_owned(),
+        ]
+    }
+
+    /// The rule's match's confidence.
+    #[wasm_bindgen(js_name = firstPartyConfidence)]
+    pub fn first_party_confidence() -> f64 {
+        noise_filter_core::FIRST_PARTY_CONFIDENCE
     }
 }
 

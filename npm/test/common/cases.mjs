@@ -169,6 +169,7 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
       responseA: nf.Matcher.fromResponse(await bodyOf('A: all patterns')),
       responseB: nf.Matcher.fromResponse(await bodyOf('B: all patterns')),
       custom: nf.Matcher.builtin().withPatterns(fixtures.matcherPatterns),
+      firstParty: nf.Matcher.builtin({ minConfidence: 0.5, firstParty: fixtures.firstParty }),
     };
   });
   for (const name of Object.keys(oracle.verdicts)) {
@@ -347,6 +348,37 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
     );
     throws(() => all.excluding({ ids: [''] }), /^exclude: ids\[0\]: empty$/);
     throws(() => all.excluding({ ids: 'headless-chrome' }), /exclude: ids is a list of strings/);
+  });
+
+  test('firstParty: every frame elsewhere is noise, matched as first-party-rule; one own frame keeps it; off unless given; the core words a refusal', async () => {
+    const firstParty = { origins: ['https://shop.example.com'], paths: ['/srv/shop/'] };
+    const injected = { type: 'TypeError', message: 'cart.items is undefined', frames: ['https://cdn.injected.example/7f3a9c1e.js', '<anonymous>', 'app:///inject.bundle.js', 'native'] };
+    const own = { ...injected, frames: ['https://cdn.injected.example/7f3a9c1e.js', 'https://shop.example.com/assets/app.js'] };
+    const plain = nf.Matcher.builtin();
+    ok(!plain.isNoise(injected), 'off unless given');
+    const rule = nf.Matcher.builtin({ firstParty });
+    deepEqual(rule.classify(injected), {
+      noise: true,
+      matches: [{ id: 'first-party-rule', category: 'third-party-script', tags: [], confidence: 1, field: 'frame', index: 2 }],
+    });
+    ok(rule.isNoise(injected));
+    ok(!rule.isNoise(own) && !rule.classify(own).noise, 'one own frame keeps it');
+    ok(!rule.isNoise({ message: 'cart.items is undefined' }), 'no frames: never noise by the rule');
+    ok(!rule.isNoise(new Error('cart.items is undefined').message), 'a message alone has no frames');
+    deepEqual(rule.patterns, plain.patterns, 'the rule is no pattern');
+    // Kept through withPatterns, excluding and a fetched set.
+    ok(rule.withPatterns([{ id: 'mine', pattern: 'my noise' }]).isNoise(injected));
+    ok(rule.excluding({ categories: ['bot-traffic'] }).isNoise(injected));
+    ok(nf.Matcher.fromResponse(await bodyOf('A: all patterns'), { firstParty }).isNoise(injected));
+    ok(plain.withFirstParty(firstParty).isNoise(injected));
+    throws(
+      () => nf.Matcher.builtin({ firstParty: { origins: ['shop.example.com'] } }),
+      /^firstParty: origins\[0\]: `shop.example.com` is not an origin \(scheme:\/\/host\[:port\], as https:\/\/app.example.com\)$/,
+    );
+    throws(() => plain.withFirstParty({ paths: ['static/'] }), /^firstParty: paths\[0\]: `static\/` is not a path prefix/);
+    throws(() => plain.withFirstParty({}), /^firstParty: no origins and no paths/);
+    throws(() => plain.withFirstParty({ origin: ['https://shop.example.com'] }), /firstParty: unknown field `origin`/);
+    throws(() => plain.withFirstParty({ origins: 'https://shop.example.com' }), /firstParty: origins is a list of strings/);
   });
 
   test('patterns lists what the matcher holds, in order', () => {

@@ -173,6 +173,24 @@ test('key null sends no Authorization (a proxy adds it); a key merely left out i
   await svc.stop();
 });
 
+test('firstParty holds in the fetched set and in the built-in fallback; refused at once', async () => {
+  const svc = service();
+  const url = await svc.start();
+  const injected = { message: 'cart.items is undefined', frames: ['https://cdn.injected.example/7f3a9c1e.js'] };
+  const own = { message: 'cart.items is undefined', frames: ['https://shop.example.com/app.js'] };
+  const client = createMatcherClient({ url, key, refresh: false, firstParty: { origins: ['https://shop.example.com'] } });
+  assert.equal(client.isNoise(injected), true, 'the built-in fallback has the rule');
+  assert.equal(client.isNoise(own), false);
+  await client.ready;
+  assert.equal(svc.seen[0].status, 200);
+  assert.equal(client.isNoise(injected), true, 'the fetched set has the rule');
+  assert.deepEqual(client.classify(injected).matches.map((m) => m.id), ['first-party-rule']);
+  assert.equal(client.isNoise(own), false);
+  assert.throws(() => createMatcherClient({ url, key, firstParty: { origins: ['https://'] } }), /^Error: firstParty: origins\[0\]: `https:\/\/` is not an origin/);
+  client.close();
+  await svc.stop();
+});
+
 test('exclude leaves patterns out of the fetched set and of the built-in fallback', async () => {
   const svc = service();
   const url = await svc.start();

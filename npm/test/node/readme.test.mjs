@@ -22,7 +22,7 @@ const redirect = new URL('../readme/redirect.mjs', import.meta.url).pathname;
 
 test('every JavaScript and TypeScript block of the READMEs is a named snippet, written as it stands', () => {
   const names = written.map((s) => s.name).sort();
-  for (const expected of ['matcher.mjs', 'client.mjs', 'sentry-node.ts', 'sentry.page.ts', 'e2e.page.ts', 'bundled.page.ts', 'fetch-filters.sh', 'report.sh']) {
+  for (const expected of ['matcher.mjs', 'first-party.mjs', 'client.mjs', 'sentry-node.ts', 'sentry.page.ts', 'e2e.page.ts', 'bundled.page.ts', 'fetch-filters.sh', 'report.sh']) {
     assert.ok(names.includes(expected), `${expected} among ${names.join(', ')}`);
   }
   for (const { name, text } of snippets()) assert.equal(readFileSync(new URL(name, SNIPPETS), 'utf8'), text, name);
@@ -51,6 +51,17 @@ test('matcher.mjs: classifies, and the beforeSend hook drops noise', async () =>
   assert.match(stdout, /field: 'frame'/);
   assert.deepEqual(stdout.split('\n').filter((l) => l === 'true' || l === 'false'), ['false', 'true']);
   assert.match(stdout, /dropped: /);
+});
+
+test('first-party.mjs: frames all elsewhere are noise by the first-party rule; one own frame keeps the error', async () => {
+  const { code, stdout, stderr } = await run('first-party.mjs');
+  assert.equal(code, 0, stderr);
+  const [verdict, own] = stdout.trim().split('\n');
+  assert.deepEqual(JSON.parse(verdict), {
+    noise: true,
+    matches: [{ id: 'first-party-rule', category: 'third-party-script', tags: [], confidence: 1, field: 'frame', index: 0 }],
+  });
+  assert.equal(own, 'false');
 });
 
 test('serve-node.mjs serves; from-deployment.mjs builds a matcher from it', async () => {

@@ -126,3 +126,40 @@ test('@sentry/node: exclude leaves patterns out; an exception in onNoise or the 
   assert.equal(heard.length, 1);
   assert.match(heard[0], /^exclude: categories\[0\]: `bots` is not a category/);
 });
+
+test('@sentry/node: firstParty drops an error whose frames are all elsewhere, keeps one through the own code, in either mode', async () => {
+  const firstParty = { origins: ['https://shop.example.com'] };
+  const injected = (frames) => ({
+    exception: { values: [{ type: 'TypeError', value: 'cart.items is undefined', stacktrace: { frames: frames.map((filename) => ({ filename })) } }] },
+  });
+  const noisy = [];
+  const events = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), firstParty, onNoise: (verdict) => noisy.push(verdict) }));
+  Sentry.captureEvent(injected(['https://cdn.injected.example/7f3a9c1e-2b4d.js', 'app:///inject.bundle.js']));
+  Sentry.captureEvent(injected(['https://cdn.injected.example/7f3a9c1e-2b4d.js', 'https://shop.example.com/assets/app.js']));
+  Sentry.captureEvent({ message: 'cart.items is undefined' });
+  await Sentry.flush(5000);
+  assert.deepEqual(events.map((e) => e.exception?.values?.[0]?.stacktrace?.frames?.length ?? e.message), [2, 'cart.items is undefined']);
+  assert.deepEqual(noisy.map((v) => v.matches.map((m) => [m.id, m.category, m.index])), [[['first-party-rule', 'third-party-script', 1]]]);
+
+  const tagged = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), firstParty, mode: 'tag' }));
+  Sentry.captureEvent(injected(['https://cdn.injected.example/7f3a9c1e-2b4d.js']));
+  await Sentry.flush(5000);
+  assert.equal(tagged[0].tags.noise_filter, 'noise');
+  assert.equal(tagged[0].tags['noise_filter.patterns'], 'first-party-rule');
+
+  // Without the option the same event is sent: off unless given.
+  const plain = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin() }));
+  Sentry.captureEvent(injected(['https://cdn.injected.example/7f3a9c1e-2b4d.js']));
+  await Sentry.flush(5000);
+  assert.equal(plain.length, 1);
+
+  // A rule the core refuses: told once, and every event is kept.
+  const heard = [];
+  const refused = await sentry(noiseFilterIntegration({ matcher: Matcher.builtin(), firstParty: { origins: ['shop.example.com'] }, onError: (e) => heard.push(e.message) }));
+  Sentry.captureEvent(injected(['https://cdn.injected.example/7f3a9c1e-2b4d.js']));
+  Sentry.captureEvent(injected(['https://cdn.injected.example/7f3a9c1e-2b4d.js']));
+  await Sentry.flush(5000);
+  assert.equal(refused.length, 2);
+  assert.equal(heard.length, 1);
+  assert.match(heard[0], /^firstParty: origins\[0\]: `shop.example.com` is not an origin/);
+});

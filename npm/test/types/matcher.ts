@@ -57,3 +57,20 @@ async function page(): Promise<void> {
   noiseFilterIntegration({ matcher: proxied, hold: '6s' });
 }
 void page;
+
+// The first-party rule: the same option everywhere `exclude` goes.
+import type { FirstParty } from 'noise-filter/matcher';
+function firstParty(body: string): void {
+  const mine: FirstParty = { origins: ['https://shop.example.com'], paths: ['/static/app/'] };
+  const ruled: Matcher = Matcher.builtin({ firstParty: mine }).withFirstParty({ origins: ['app://'] });
+  const fetched: Matcher = Matcher.fromResponse(body, { firstParty: mine });
+  const client: Client = createClient({ url: '/noise-filter', key: null, firstParty: mine });
+  noiseFilterIntegration({ matcher: client, firstParty: mine });
+  createBeforeSend(fetched, { firstParty: mine, exclude: { ids: ['headless-chrome'] } });
+  void ruled;
+  // @ts-expect-error: origins are strings
+  Matcher.builtin({ firstParty: { origins: [new URL('https://shop.example.com')] } });
+  // @ts-expect-error: the option's lists are origins and paths
+  Matcher.builtin({ firstParty: { hosts: ['shop.example.com'] } });
+}
+void firstParty;

@@ -10,6 +10,11 @@ from ._component import Core, record, result, shared_core
 from ._read import to_event
 from ._types import Event, Match, Pattern, Refusal, Verdict
 
+#: The "not our code" rule's option, as npm's ``firstParty``: the
+#: application's ``origins`` (``scheme://host[:port]``) and ``paths`` (path
+#: prefixes starting with ``/``), each a list of ``str``.
+FirstParty = Mapping[str, Iterable[str]]
+
 #: What the matcher reads (see :func:`noise_filter.to_event`): an ``Event``,
 #: a message, an exception, a Sentry event or a dict in the core's shape.
 EventLike = Union[Event, str, BaseException, Mapping[str, Any]]
@@ -37,28 +42,33 @@ class Matcher:
 
     @classmethod
     def builtin(cls, min_confidence: Optional[float] = None, *,
+                first_party: Optional[FirstParty] = None,
                 core: Optional[Core] = None) -> "Matcher":
         """The built-in catalog's patterns with confidence ≥ ``min_confidence``;
         by default the core's default threshold (0.5), so the matcher holds
-        the built-in patterns the endpoint lists by default, as in JavaScript."""
+        the built-in patterns the endpoint lists by default, as in JavaScript.
+        ``first_party``: with the "not our code" rule (:meth:`with_first_party`)."""
         core = core or shared_core()
         threshold = None if min_confidence is None else float(min_confidence)
         handle = core.call("matching", "[static]matcher.builtin", threshold)
-        return cls(handle, core)
+        return cls(handle, core)._with_rule(first_party)
 
     @classmethod
     def from_patterns(
-        cls, patterns: Iterable[Union[Pattern, Mapping[str, Any]]], *, core: Optional[Core] = None
+        cls, patterns: Iterable[Union[Pattern, Mapping[str, Any]]], *,
+        first_party: Optional[FirstParty] = None, core: Optional[Core] = None
     ) -> "Matcher":
         """Compiles ``patterns`` (``Pattern`` or dicts with ``id``, ``pattern``,
         ``type``, ``category``, ``confidence``), in order."""
         core = core or shared_core()
         lowered = [_pattern_record(p) for p in patterns]
         handle = result(core.call("matching", "[static]matcher.from-patterns", lowered))
-        return cls(handle, core)
+        return cls(handle, core)._with_rule(first_party)
 
     @classmethod
-    def from_response(cls, body: Union[bytes, str], *, core: Optional[Core] = None) -> "Matcher":
+    def from_response(cls, body: Union[bytes, str], *,
+                      first_party: Optional[FirstParty] = None,
+                      core: Optional[Core] = None) -> "Matcher":
         """Compiles the patterns of a ``/v1/filters`` or ``/api/v1/filters`` body."""
         core = core or shared_core()
         if isinstance(body, str):
@@ -66,7 +76,33 @@ class Matcher:
         if not isinstance(body, (bytes, bytearray)):
             raise TypeError(f"a response body is bytes or str, not {type(body).__name__}")
         handle = result(core.call("matching", "[static]matcher.from-response", bytes(body)))
-        return cls(handle, core)
+        return cls(handle, core)._with_rule(first_party)
+
+    def with_first_party(self, first_party: FirstParty) -> "Matcher":
+        """A new matcher with the "not our code" rule: an event whose stack
+        frames are all outside ``first_party`` (``{"origins": [...], "paths":
+        [...]}``: the application's origins, ``scheme://host[:port]``, and
+        path prefixes, ``/srv/app/``) is noise, its verdict holding a match
+        of id ``first-party-rule`` (category ``third-party-script``). Frames
+        without a place (``<anonymous>``, no file name, relative names)
+        count for neither side; an event with no placed frame is never
+        noise by it. An entry the core refuses raises
+        :class:`noise_filter.Refusal` with the core's text."""
+        origins, paths = first_party_lists(first_party)
+        self._check()
+        handle = result(self._core.call("matching", "[method]matcher.with-first-party",
+                                        self._handle, origins, paths))
+        return type(self)(handle, self._core)
+
+    def _with_rule(self, first_party: Optional[FirstParty]) -> "Matcher":
+        """This matcher, or (``first_party`` given) a new one with the rule,
+        this one closed."""
+        if first_party is None:
+            return self
+        try:
+            return self.with_first_party(first_party)
+        finally:
+            self.close()
 
     # -- using --------------------------------------------------------------
 
@@ -167,6 +203,30 @@ class Matcher:
         return ty
 
 
+_FIRST_PARTY_FIELDS = ("origins", "paths")
+
+
+def first_party_lists(first_party: FirstParty) -> Tuple[List[str], List[str]]:
+    """The lists of a ``first_party`` option (origins, paths), as given: the
+    core checks their words. The option's shape is checked here, as npm's."""
+    if not isinstance(first_party, Mapping):
+        raise TypeError("first_party is {'origins': [...], 'paths': [...]}")
+    unknown = set(first_party) - set(_FIRST_PARTY_FIELDS)
+    if unknown:
+        raise TypeError(f"first_party: unknown field {', '.join(sorted(map(str, unknown)))}")
+    lists = []
+    for name in _FIRST_PARTY_FIELDS:
+        given = first_party.get(name, ())
+        try:
+            items = None if isinstance(given, (str, bytes)) else list(given)
+        except TypeError:
+            items = None
+        if items is None or not all(isinstance(item, str) for item in items):
+            raise TypeError(f"first_party: {name} is a list of str")
+        lists.append(items)
+    return lists[0], lists[1]
+
+
 def _texts(value: EventLike) -> Tuple[Any, ...]:
     event = to_event(value)
     frames = _fast.check_event(event.exception_type, event.message, event.frames,
@@ -206,4 +266,4 @@ def _verdict(lifted: Any) -> Verdict:
     return Verdict(noise=bool(lifted.noise), matches=matches)
 
 
-__all__ = ["Matcher"]
+__all__ = ["FirstParty", "Matcher", "first_party_lists"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 import sentry_sdk
 from sentry_sdk.integrations import Integration
@@ -30,6 +30,7 @@ from sentry_sdk.types import Event as SentryEvent
 from sentry_sdk.types import Hint
 
 from ._types import Verdict
+from .matcher import FirstParty, first_party_lists
 
 __all__ = ["Classifier", "NoiseFilterIntegration", "create_before_send"]
 
@@ -60,7 +61,7 @@ class _Filter:
     """The filter both forms share: the event itself, ``None`` to drop it."""
 
     def __init__(self, matcher: Classifier, mode: str, on_noise: Optional[OnNoise],
-                 on_error: Optional[OnError]) -> None:
+                 on_error: Optional[OnError], first_party: Optional[FirstParty] = None) -> None:
         if mode not in ("drop", "tag"):
             raise ValueError("mode is 'drop' or 'tag'")
         if matcher is None or not callable(getattr(matcher, "classify", None)):
@@ -70,6 +71,14 @@ class _Filter:
         self.mode = mode
         self.on_noise = on_noise
         self.on_error = on_error or _log_error
+        self.first_party: Optional[Dict[str, List[str]]] = None
+        # (the matcher it was made from, the matcher with the rule): a
+        # client's matcher changes with each new set.
+        self._narrowed: Optional[Tuple[Any, Classifier]] = None
+        if first_party is not None:
+            origins, paths = first_party_lists(first_party)
+            self.first_party = {"origins": origins, "paths": paths}
+            self._decider()  # refused now, with the core's text, not at each event
 
     def __call__(self, event: SentryEvent, hint: Hint) -> Optional[SentryEvent]:
         if not isinstance(event, Mapping):
@@ -83,10 +92,11 @@ class _Filter:
             # `is_noise` first where there is one: most events are clean, and
             # it costs a fraction of `classify` (whose verdict crosses back
             # through wasmtime-py's generic conversion).
-            is_noise = getattr(self.matcher, "is_noise", None)
+            decider = self._decider()
+            is_noise = getattr(decider, "is_noise", None)
             if callable(is_noise) and not is_noise(event):
                 return event
-            verdict = self.matcher.classify(event)
+            verdict = decider.classify(event)
             if not verdict.noise:
                 return event
         except Exception as error:  # never lose a report over the filter
@@ -104,6 +114,21 @@ class _Filter:
         except Exception as error:
             self._report(error)
         return event
+
+    def _decider(self) -> Classifier:
+        """What decides now: the matcher (a client's current one) with the
+        first-party rule when there is one."""
+        if self.first_party is None:
+            return self.matcher
+        current: Any = self.matcher
+        if not callable(getattr(current, "with_first_party", None)):
+            current = getattr(current, "matcher", None)
+            if not callable(getattr(current, "with_first_party", None)):
+                raise TypeError("first_party needs a noise_filter.Matcher or Client")
+        narrowed = self._narrowed
+        if narrowed is None or narrowed[0] is not current:
+            narrowed = self._narrowed = (current, current.with_first_party(self.first_party))
+        return narrowed[1]
 
     def _report(self, error: BaseException) -> None:
         try:
@@ -124,7 +149,8 @@ def _tag(event: SentryEvent, verdict: Verdict) -> None:
 
 def create_before_send(matcher: Classifier, *, mode: str = "drop",
                        on_noise: Optional[OnNoise] = None,
-                       on_error: Optional[OnError] = None) -> BeforeSend:
+                       on_error: Optional[OnError] = None,
+                       first_party: Optional[FirstParty] = None) -> BeforeSend:
     """A ``before_send`` that answers ``None`` for noise (the SDK drops it)
     and the event otherwise: ``sentry_sdk.init(before_send=create_before_send(matcher))``.
 
@@ -132,9 +158,13 @@ def create_before_send(matcher: Classifier, *, mode: str = "drop",
     ``noise_filter.patterns: <ids>``); ``on_noise(verdict, event, hint)``
     hears of each noisy event in either mode; ``on_error(exception)`` of
     each event kept because the filter failed (default: a warning on the
-    ``noise_filter.sentry`` logger).
+    ``noise_filter.sentry`` logger). ``first_party`` (``{"origins": [...],
+    "paths": [...]}``, as npm's ``firstParty``) adds the "not our code"
+    rule (:meth:`noise_filter.Matcher.with_first_party`) to the matcher, or
+    to each set of a client; an entry the core refuses raises
+    :class:`noise_filter.Refusal` here, not at an event.
     """
-    return _Filter(matcher, mode, on_noise, on_error)
+    return _Filter(matcher, mode, on_noise, on_error, first_party)
 
 
 class NoiseFilterIntegration(Integration):
@@ -156,8 +186,9 @@ class NoiseFilterIntegration(Integration):
 
     def __init__(self, matcher: Classifier, *, mode: str = "drop",
                  on_noise: Optional[OnNoise] = None,
-                 on_error: Optional[OnError] = None) -> None:
-        self.filter = _Filter(matcher, mode, on_noise, on_error)
+                 on_error: Optional[OnError] = None,
+                 first_party: Optional[FirstParty] = None) -> None:
+        self.filter = _Filter(matcher, mode, on_noise, on_error, first_party)
         self._lock = threading.Lock()
 
     @staticmethod
