@@ -572,8 +572,7 @@ function matcherOptionsOf(name, options) {
   for (const key of Object.keys(options)) {
     if (!MATCHER_OPTIONS.includes(key)) throw new TypeError(`${name}: unknown option \`${key}\``);
   }
-  const given = Object.entries(options).filter(([, value]) => value !== undefined);
-  return given.length === 0 ? undefined : Object.fromEntries(given);
+  return MATCHER_OPTIONS.some((key) => options[key] !== undefined) ? options : undefined;
 }
 
 /** The matcher's options an integration takes (see `matcherOptionsOf`). */

@@ -26,27 +26,18 @@ class UnreadableEvent extends TypeError {
 /** The first `User-Agent` header, any case, of an object of headers. */
 function userAgentHeader(headers) {
   if (!isObject(headers)) return undefined;
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.toLowerCase() === 'user-agent' && typeof value === 'string') return value;
-  }
-  return undefined;
+  return Object.entries(headers).find(([name, value]) => name.toLowerCase() === 'user-agent' && typeof value === 'string')?.[1];
 }
 
 /** The non-empty strings of `list` (each item through `fileOf`), in order. */
 function filesOf(list, fileOf) {
-  const files = [];
-  for (const frame of Array.isArray(list) ? list : []) {
-    if (!isObject(frame)) continue;
-    const file = fileOf(frame);
-    if (typeof file === 'string' && file !== '') files.push(file);
-  }
-  return files;
+  return (Array.isArray(list) ? list : []).map((frame) => isObject(frame) && fileOf(frame)).filter((file) => typeof file === 'string' && file !== '');
 }
 
 /** `mode`: 'drop' (default) or, for an SDK that can carry them, 'tag'. */
 function modeOf(name, mode, tags) {
   if (mode === 'drop' || (tags && mode === 'tag')) return mode;
-  throw new TypeError(tags ? `${name}: mode is 'drop' or 'tag'` : `${name}: mode is 'drop' (the SDK's hook cannot change the event)`);
+  throw new TypeError(`${name}: mode is 'drop'${tags ? " or 'tag'" : ''}`);
 }
 
 /**
