@@ -86,6 +86,8 @@ pub mod admin_api;
 mod auth;
 mod catalog;
 #[cfg(feature = "endpoint")]
+mod coding;
+#[cfg(feature = "endpoint")]
 mod custom;
 #[cfg(feature = "endpoint")]
 mod error;
@@ -93,6 +95,9 @@ mod event;
 #[cfg(feature = "endpoint")]
 mod exchange;
 mod exclusion;
+#[cfg(feature = "endpoint")]
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod gzip;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
