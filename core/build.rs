@@ -328,21 +328,31 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
 /// compressed here to the one the core renders).
 const USUAL_MIN_CONFIDENCE: f64 = 0.5;
 
+/// Plain bytes after which the next unit ends in a full flush: a block.
+/// Nothing in a block refers back before it, so an account whose
+/// exclusions cut holes in a category compresses only the blocks that
+/// hold them (shape.rs); each block costs some compression (its first
+/// bytes have no history).
+const BLOCK: usize = 16 << 10;
+
 /// One variant's catalog compressed, for `catalog::Compressed`:
 ///
 /// - per category, one DEFLATE stream of its fragments with a sync flush
-///   after each run of patterns of one confidence (a unit): any request's
-///   part of a category (those at or above its threshold) is a prefix of
-///   the category, so it ends at a unit's end, and the stream up to there
-///   is a piece of its gzip answer (`gzip::Member`). The stream holds the
+///   after each unit: a run of patterns of one confidence, cut further so
+///   that every [`BLOCK`] bytes or so a unit ends in a full flush. Any
+///   request's part of a category (those at or above its threshold) is a
+///   prefix of the category, so it ends at a unit's end, and the stream up
+///   to there is a piece of its gzip answer (`gzip::Member`); so is the
+///   stream from a block's start to a unit's end. The stream holds the
 ///   category's bytes less its last comma, each unit's comma moved to the
 ///   start of the next, so a request's composer adds only the commas
 ///   between categories. Per unit: its last entry, where its compressed
-///   data ends, and the CRC-32 and length of the category's bytes up to it;
+///   data ends, the CRC-32 and length of its block's bytes up to it, and
+///   whether it ends its block;
 /// - the variant's usual answer (every category at the default threshold,
 ///   no custom pattern) compressed whole: gzip at miniz_oxide's highest
 ///   level and brotli at quality 11, which composing gives up (a category
-///   stream cannot refer to the one before it: ~9 % larger).
+///   stream cannot refer to the one before it: ~10 % larger).
 fn precompress(
     s: &mut String,
     variant: &str,
@@ -367,33 +377,49 @@ fn precompress(
     for category in 0..6 {
         category_units[category] = units.len() as u32;
         let (first, last) = (starts[category] as usize, starts[category + 1] as usize);
-        // Unit boundaries: the entries after which the confidence changes.
-        let mut cuts: Vec<usize> = (first + 1..last)
-            .filter(|&e| entries[e].1 != entries[e - 1].1)
-            .collect();
-        if first < last {
-            cuts.push(last);
-        }
         let start = end_of(first);
+        // Unit boundaries: the entries before which the confidence changes
+        // or a block is full, and the category's end.
+        let mut cuts: Vec<(usize, bool)> = Vec::new();
+        let mut block_from = start;
+        for e in first + 1..last {
+            let at = end_of(e) - 1;
+            let full = at - block_from >= BLOCK;
+            if full || entries[e].1 != entries[e - 1].1 {
+                cuts.push((e, full));
+                if full {
+                    block_from = at;
+                }
+            }
+        }
+        if first < last {
+            cuts.push((last, false));
+        }
         let mut pieces = Vec::new();
         let mut from = start;
-        for &cut in &cuts {
+        for &(cut, full) in &cuts {
             // Less the unit's own last comma; the next unit starts with it.
             let to = end_of(cut) - 1;
-            pieces.push(&bytes[from..to]);
+            pieces.push((&bytes[from..to], full));
             from = to;
         }
         let (compressed, ends) = gzip::sync_flushed(pieces.iter().copied(), gzip::BUILD_LEVEL);
         let base = stream.len();
         stream.extend_from_slice(&compressed);
-        for (&cut, end) in cuts.iter().zip(ends) {
-            let plain = &bytes[start..end_of(cut) - 1];
+        let mut block_from = start;
+        for (&(cut, full), end) in cuts.iter().zip(ends) {
+            let to = end_of(cut) - 1;
+            let plain = &bytes[block_from..to];
             units.push((
                 cut as u32,
                 (base + end) as u32,
                 crc32fast::hash(plain),
                 plain.len() as u32,
+                full,
             ));
+            if full {
+                block_from = to;
+            }
         }
     }
     category_units[6] = units.len() as u32;

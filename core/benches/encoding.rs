@@ -47,7 +47,11 @@ fn bench(c: &mut Criterion) {
         .collect();
     kv.add_exclusions("initech", exclusions, NOW).unwrap();
     let bearer = |key: &ApiKey| format!("Bearer {}", key.expose());
-    let (custom, plain, excluding) = (bearer(&custom_key), bearer(&plain_key), bearer(&excluding_key));
+    let (custom, plain, excluding) = (
+        bearer(&custom_key),
+        bearer(&plain_key),
+        bearer(&excluding_key),
+    );
 
     let mut group = c.benchmark_group("encoding");
     for (name, target, auth) in [
@@ -60,7 +64,11 @@ fn bench(c: &mut Criterion) {
             &custom,
         ),
     ] {
-        for (coding, accept) in [("identity", None), ("gzip", Some(&b"gzip"[..])), ("browser", Some(BROWSER))] {
+        for (coding, accept) in [
+            ("identity", None),
+            ("gzip", Some(&b"gzip"[..])),
+            ("browser", Some(BROWSER)),
+        ] {
             let mut headers = vec![("authorization", auth.as_bytes())];
             if let Some(accept) = accept {
                 headers.push(("accept-encoding", accept));

@@ -66,6 +66,12 @@ pub(crate) struct Rendered {
     pub(crate) category_starts: [u32; 7],
 }
 
+/// A unit of [`Compressed::units`]: the entry it ends before, where its
+/// compressed data ends, the CRC-32 and length of its block's bytes up to
+/// it, whether it ends its block.
+#[cfg(feature = "endpoint")]
+pub(crate) type Unit = (u32, u32, u32, u32, bool);
+
 /// One variant's catalog compressed at build time (`build.rs`,
 /// `precompress`): the pieces a gzip answer is put together from
 /// (`gzip::Member`), and the usual answer compressed whole.
@@ -74,34 +80,20 @@ pub(crate) struct Rendered {
 pub(crate) struct Compressed {
     /// Per category, one raw DEFLATE stream of its fragments less the last
     /// comma, sync-flushed after each unit (a run of patterns of one
-    /// confidence), the categories one after another.
+    /// confidence, or less), fully flushed after each block's last unit,
+    /// the categories one after another.
     pub(crate) stream: &'static [u8],
     /// Per unit: the entry it ends before (as `Rendered::entries` counts),
-    /// where its compressed data ends in `stream`, and the CRC-32 and length
-    /// of its category's bytes from the category's start to its end (less
-    /// the comma there).
-    pub(crate) units: &'static [(u32, u32, u32, u32)],
+    /// where its compressed data ends in `stream`, the CRC-32 and length of
+    /// its block's bytes from the block's start to its end (less the comma
+    /// there), and whether it ends its block (a full flush).
+    pub(crate) units: &'static [Unit],
     /// Index into `units` where each category's start; the last is the total.
     pub(crate) category_units: [u32; 7],
     /// The usual answer (no parameter, no custom pattern) as one gzip member.
     pub(crate) usual_gzip: &'static [u8],
     /// The usual answer, brotli (quality 11).
     pub(crate) usual_brotli: &'static [u8],
-}
-
-/// A prefix of one category's compressed stream ([`Compressed::prefix`]).
-#[cfg(feature = "endpoint")]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Prefix {
-    /// Its DEFLATE data, ending in a sync flush.
-    pub(crate) deflate: &'static [u8],
-    /// The CRC-32 of the bytes it decodes to.
-    pub(crate) crc: u32,
-    /// How many bytes it decodes to: the category's from its start, up to
-    /// (not including) the comma after entry `end_entry - 1`.
-    pub(crate) len: usize,
-    /// The entry it ends before.
-    pub(crate) end_entry: usize,
 }
 
 include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
@@ -253,28 +245,20 @@ impl Compressed {
         }
     }
 
-    /// The longest compressed prefix of `category` that ends at or before
-    /// entry `entry` (it holds no entry from `entry` on): `None` when its
-    /// first unit ends later.
-    pub(crate) fn prefix(&self, category: Category, entry: usize) -> Option<Prefix> {
+    /// The units of `category` and where its compressed data starts in
+    /// [`Compressed::stream`].
+    pub(crate) fn category(&self, category: Category) -> (&'static [Unit], usize) {
         let i = category.index();
         let first = self.category_units[i] as usize;
-        let units = &self.units[first..self.category_units[i + 1] as usize];
-        let k = units
-            .partition_point(|u| u.0 as usize <= entry)
-            .checked_sub(1)?;
         let start = if first == 0 {
             0
         } else {
             self.units[first - 1].1 as usize
         };
-        let (end_entry, end, crc, len) = units[k];
-        Some(Prefix {
-            deflate: &self.stream[start..end as usize],
-            crc,
-            len: len as usize,
-            end_entry: end_entry as usize,
-        })
+        (
+            &self.units[first..self.category_units[i + 1] as usize],
+            start,
+        )
     }
 }
 

@@ -80,7 +80,7 @@ impl Member {
         if bytes.is_empty() {
             return;
         }
-        let (deflate, _) = sync_flushed([bytes], TAIL_LEVEL);
+        let (deflate, _) = sync_flushed([(bytes, false)], TAIL_LEVEL);
         self.out.extend_from_slice(&deflate);
         self.crc.update(bytes);
     }
@@ -113,11 +113,13 @@ pub fn whole(body: &[u8], level: u8) -> Vec<u8> {
 }
 
 /// `units` compressed as one raw DEFLATE stream at `level`, with a sync
-/// flush after each: the stream's bytes up to the end of any unit are a
-/// piece for [`Member::precompressed`]. Returns the stream and where each
-/// unit's compressed data ends in it.
+/// flush after each, a full flush where the unit says so (`true`): the
+/// stream's bytes up to the end of any unit are a piece for
+/// [`Member::precompressed`], and so are its bytes from the end of a unit
+/// ending in a full flush (nothing after one refers back before it).
+/// Returns the stream and where each unit's compressed data ends in it.
 pub fn sync_flushed<'a>(
-    units: impl IntoIterator<Item = &'a [u8]>,
+    units: impl IntoIterator<Item = (&'a [u8], bool)>,
     level: u8,
 ) -> (Vec<u8>, Vec<usize>) {
     use miniz_oxide::deflate::core::{
@@ -126,18 +128,22 @@ pub fn sync_flushed<'a>(
     // Raw DEFLATE (negative window bits), the default strategy.
     let mut compressor =
         CompressorOxide::new(create_comp_flags_from_zip_params(i32::from(level), -15, 0));
-    let units: Vec<&[u8]> = units.into_iter().collect();
-    let total: usize = units.iter().map(|u| u.len()).sum();
+    let units: Vec<(&[u8], bool)> = units.into_iter().collect();
+    let total: usize = units.iter().map(|u| u.0.len()).sum();
     let mut stream = Vec::with_capacity(total / 3 + 64);
     let mut ends = Vec::with_capacity(units.len());
     // Room for a unit's compressed bytes at once, mostly; a larger output
     // takes more rounds of the loop below.
     let mut buffer = vec![0; (total / 2 + 1024).min(64 << 10)];
-    for unit in units {
+    for (unit, full) in units {
+        let flush = if full {
+            TDEFLFlush::Full
+        } else {
+            TDEFLFlush::Sync
+        };
         let mut input = unit;
         loop {
-            let (status, read, written) =
-                compress(&mut compressor, input, &mut buffer, TDEFLFlush::Sync);
+            let (status, read, written) = compress(&mut compressor, input, &mut buffer, flush);
             assert!(
                 matches!(status, TDEFLStatus::Okay | TDEFLStatus::Done),
                 "deflate failed: {status:?}"

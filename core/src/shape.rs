@@ -151,8 +151,8 @@ struct Part {
     category: Category,
     /// The entries listed end before this one.
     end_entry: usize,
-    /// The first entry left out by an exclusion, if any is before `end_entry`.
-    first_hole: Option<usize>,
+    /// The entries before `end_entry` left out by an exclusion, ascending.
+    holes: Vec<usize>,
     /// Its bytes, as spans of the rendered catalog (each fragment's comma
     /// included).
     spans: Vec<(usize, usize)>,
@@ -191,7 +191,7 @@ impl Plan {
             let mut part = Part {
                 category,
                 end_entry: listed.end,
-                first_hole: None,
+                holes: Vec::new(),
                 spans: Vec::new(),
             };
             match &excluded {
@@ -203,7 +203,7 @@ impl Plan {
                     for &entry in entries[first..].iter().take_while(|&&e| e < listed.end) {
                         let (start, end) = rendered.entry_span(entry);
                         push_span(&mut part.spans, from as usize, start as usize);
-                        part.first_hole.get_or_insert(entry);
+                        part.holes.push(entry);
                         from = end;
                         left_out = true;
                     }
@@ -311,42 +311,21 @@ impl Plan {
     }
 
     /// The body as one gzip member (`gzip::Member`): the head stored; each
-    /// category's bytes less their last comma, a stored comma between two:
-    /// as compressed at build time, or, in a category the account excludes
-    /// patterns from, as compressed at build time up to the last confidence
-    /// run's end before the first exclusion and compressed here from there;
-    /// then the tail (a comma before custom patterns when built-ins precede
-    /// them) compressed here. Only what is the request's own is compressed.
+    /// category's bytes less their last comma, a stored comma between two,
+    /// as compressed at build time ([`Plan::compose`]); then the tail (a
+    /// comma before custom patterns when built-ins precede them)
+    /// compressed here. Only what is the request's own is compressed.
     fn gzip(&self) -> Vec<u8> {
         let compressed = Compressed::of(self.variant);
+        let rendered = Rendered::of(self.variant);
         let builtin: usize = self.spans.iter().map(|(from, to)| to - from).sum();
         let mut member = Member::new(builtin / 4 + self.tail.len());
         member.stored(&self.head);
-        let mut bytes = Vec::new();
         for (n, part) in self.parts.iter().enumerate() {
             if n > 0 {
                 member.stored(b",");
             }
-            let limit = part.first_hole.unwrap_or(part.end_entry);
-            let prefix = compressed.prefix(part.category, limit);
-            if part.first_hole.is_none()
-                && let Some(prefix) = prefix.filter(|p| p.end_entry == part.end_entry)
-            {
-                member.precompressed(prefix.deflate, prefix.crc, prefix.len as u64);
-                continue;
-            }
-            bytes.clear();
-            for &(from, to) in &part.spans {
-                bytes.extend_from_slice(&self.fragments[from..to]);
-            }
-            // Every fragment ends in a comma; the category's last one goes.
-            bytes.pop();
-            let mut own = &bytes[..];
-            if let Some(prefix) = prefix {
-                member.precompressed(prefix.deflate, prefix.crc, prefix.len as u64);
-                own = &bytes[prefix.len..];
-            }
-            member.compressed(own);
+            self.compose(&mut member, compressed, rendered, part);
         }
         if self.tail.len() > 2 && !self.parts.is_empty() {
             let mut tail = Vec::with_capacity(self.tail.len() + 1);
@@ -356,6 +335,91 @@ impl Plan {
         } else {
             member.finish(&self.tail)
         }
+    }
+
+    /// One category's bytes less their last comma, into `member`: block by
+    /// block (`build.rs`, `precompress`), each block's compressed data from
+    /// its start up to the last unit's end before the category's listed end
+    /// and before its first hole (an excluded entry); the bytes from there
+    /// up to the next block that can be used so, holes left out, compressed
+    /// here. Without holes that is the build's data only.
+    fn compose(
+        &self,
+        member: &mut Member,
+        compressed: &Compressed,
+        rendered: &Rendered,
+        part: &Part,
+    ) {
+        let first = rendered.category_starts[part.category.index()] as usize;
+        let category_start = rendered.entry_span(first).0 as usize;
+        // Where a unit ending before entry `e` ends: the comma after `e - 1`.
+        let boundary = |e: usize| {
+            if e == first {
+                category_start
+            } else {
+                rendered.entry_span(e - 1).1 as usize - 1
+            }
+        };
+        let kept_from = part.spans.first().map_or(usize::MAX, |s| s.0);
+        let (units, mut stream_at) = compressed.category(part.category);
+        // Where the bytes not yet given start (catalog offset), when they
+        // are to be compressed here.
+        let mut own_from: Option<usize> = None;
+        let mut block_start = first;
+        let mut i = 0;
+        while block_start < part.end_entry && i < units.len() {
+            let block_end = i + units[i..]
+                .iter()
+                .position(|u| u.4)
+                .unwrap_or(units.len() - 1 - i);
+            let next_hole = part.holes.iter().find(|&&h| h >= block_start).copied();
+            let limit = next_hole.map_or(part.end_entry, |h| h.min(part.end_entry));
+            // A block after the category's start begins with a comma: usable
+            // only once some listed bytes precede it.
+            let usable = block_start == first || kept_from < boundary(block_start);
+            let last_usable = units[i..=block_end]
+                .iter()
+                .rposition(|u| u.0 as usize <= limit)
+                .map(|k| i + k)
+                .filter(|_| usable);
+            if let Some(k) = last_usable {
+                if let Some(from) = own_from.take() {
+                    member.compressed(&self.listed(part, from, boundary(block_start) + 1));
+                }
+                let (end_entry, stream_end, crc, len, _) = units[k];
+                member.precompressed(
+                    &compressed.stream[stream_at..stream_end as usize],
+                    crc,
+                    u64::from(len),
+                );
+                if k != block_end {
+                    own_from = Some(boundary(end_entry as usize));
+                }
+            } else if own_from.is_none() {
+                own_from = Some(boundary(block_start));
+            }
+            block_start = units[block_end].0 as usize;
+            stream_at = units[block_end].1 as usize;
+            i = block_end + 1;
+        }
+        if let Some(from) = own_from {
+            member.compressed(&self.listed(part, from, usize::MAX));
+        }
+    }
+
+    /// The body's bytes of `part` between catalog offsets `from` and `to`
+    /// (holes left out), less the last: a comma, the one the next piece
+    /// starts with, or the category's last.
+    fn listed(&self, part: &Part, from: usize, to: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &(a, b) in &part.spans {
+            let (a, b) = (a.max(from), b.min(to));
+            if a < b {
+                out.extend_from_slice(&self.fragments[a..b]);
+            }
+        }
+        out.pop();
+        out
     }
 }
 
@@ -583,39 +647,42 @@ mod tests {
         }
     }
 
-    /// Exclusions cut holes in a category's run: the pieces before the
-    /// first hole are the build's, the rest is compressed on its own, and
-    /// the member still decodes to the identity body.
+    /// Exclusions cut holes in a category's run: the blocks without one
+    /// are the build's, the bytes from the last unit before a hole to the
+    /// next block are compressed on their own, and the member still decodes
+    /// to the identity body.
     #[test]
     fn composed_gzip_with_exclusions_decodes_to_the_identity_body() {
         let patterns = catalog::builtin_patterns();
-        let picks = [
-            0,
-            1,
-            patterns.len() / 3,
-            patterns.len() / 2,
-            patterns.len() - 1,
-        ];
+        let n = patterns.len();
+        let mut sets: Vec<Vec<usize>> = [0, 1, n / 3, n / 2, n - 1]
+            .iter()
+            .flat_map(|&pick| [vec![pick], vec![pick, (pick + 7) % n]])
+            .collect();
+        // Many holes, runs of them (a whole block's worth, the start of a
+        // category), every other one.
+        sets.push((0..n).step_by(7).collect());
+        sets.push((10..140).collect());
+        sets.push((0..n).step_by(2).collect());
+        sets.push((1..n).collect());
         for variant in [Variant::A, Variant::B] {
-            for &pick in &picks {
-                for excluded in [vec![pick], vec![pick, (pick + 7) % patterns.len()]] {
-                    let ids: Vec<String> = excluded
-                        .iter()
-                        .map(|&i| format!("id:{}", patterns[i].id))
-                        .collect();
-                    let excluding =
-                        Excluding::at(ids.iter().map(|id| (id.as_str(), None)), UnixMillis(0))
-                            .expect("built-in ids");
-                    for query in ["", "minConfidence=0", "minConfidence=0.8"] {
-                        let filter = Filter::parse(query, variant).expect("a valid query");
-                        let plan =
-                            Plan::new(variant, &filter, None, Some(&excluding), UnixMillis(0));
-                        assert_eq!(
-                            gunzip(&plan.gzip()),
-                            plan.assemble(),
-                            "{variant:?} {ids:?} {query}"
-                        );
-                    }
+            for excluded in &sets {
+                let ids: Vec<String> = excluded
+                    .iter()
+                    .map(|&i| format!("id:{}", patterns[i].id))
+                    .collect();
+                let excluding =
+                    Excluding::at(ids.iter().map(|id| (id.as_str(), None)), UnixMillis(0))
+                        .expect("built-in ids");
+                for query in ["", "minConfidence=0", "minConfidence=0.8"] {
+                    let filter = Filter::parse(query, variant).expect("a valid query");
+                    let plan = Plan::new(variant, &filter, None, Some(&excluding), UnixMillis(0));
+                    assert_eq!(
+                        gunzip(&plan.gzip()),
+                        plan.assemble(),
+                        "{variant:?} {} holes {query}",
+                        excluded.len()
+                    );
                 }
             }
         }
