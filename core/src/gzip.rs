@@ -12,9 +12,12 @@
 //!   instead of reading its bytes again;
 //! - a few bytes of the request's own (the envelope's head, a comma) go in
 //!   stored blocks, which cost 5 bytes each and no compressor;
-//! - the built-ins of a category the account excludes patterns from, after
-//!   the last piece that ends before its first exclusion, are compressed
-//!   here ([`Member::compressed`]), on their own, as such a piece;
+//! - a precompressed piece may also start at a block's start (after a full
+//!   flush, nothing refers back before it), so the built-ins of a category
+//!   the account excludes patterns from are the build's but for the blocks
+//!   its exclusions fall in: from the last unit's end before an exclusion
+//!   to the next block that can be used, they are compressed here
+//!   ([`Member::compressed`]), on their own, as such a piece;
 //! - the last piece (the account's custom patterns and the envelope's end)
 //!   is compressed here, in a final block.
 //!
@@ -26,8 +29,9 @@
 pub const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
 /// The compression level of what is compressed per request (the custom
-/// patterns): miniz_oxide's fastest, as a request should pay little for
-/// its own bytes; it is ~1 µs a kilobyte.
+/// patterns, the blocks exclusions cut into): miniz_oxide's fastest, as a
+/// request should pay little for its own bytes (docs/BENCHMARKS.md,
+/// "Compressed answers").
 pub const TAIL_LEVEL: u8 = 1;
 
 /// The compression level of what is compressed at build time: miniz_oxide's

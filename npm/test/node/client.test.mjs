@@ -24,10 +24,14 @@ function service() {
     seen.push({ status: null, ifNoneMatch: req.headers['if-none-match'], acceptEncoding: req.headers['accept-encoding'], url: req.url });
     const entry = seen[seen.length - 1];
     // The bytes the answer's body takes on the wire, in its coding.
+    const writeHead = res.writeHead.bind(res);
+    res.writeHead = (status, headers) => {
+      entry.contentEncoding = headers?.['content-encoding'];
+      return writeHead(status, headers);
+    };
     const end = res.end.bind(res);
     res.end = (chunk, ...rest) => {
       entry.bytes = chunk?.length ?? 0;
-      entry.contentEncoding = res.getHeader('content-encoding');
       return end(chunk, ...rest);
     };
     if (state.mode === 'limited') {
