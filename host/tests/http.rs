@@ -80,8 +80,14 @@ fn answers_are_the_cores_bytes(name: &str, serve_args: &[&str]) {
     brotli_decompressor::BrotliDecompress(&mut &br.body[..], &mut decoded).unwrap();
     // Both accounts' usual answer: the same catalog bytes.
     assert_eq!(decoded, by_name("includeCustom=false").body);
-    assert!(br.body.len() * 100 <= decoded.len() * 16, "brotli at most 16 %");
-    assert_eq!(by_name("codings refused: identity").header("content-encoding"), None);
+    assert!(
+        br.body.len() * 100 <= decoded.len() * 16,
+        "brotli at most 16 %"
+    );
+    assert_eq!(
+        by_name("codings refused: identity").header("content-encoding"),
+        None
+    );
 
     // 200: caching headers, both variants' shapes.
     let a200 = by_name("variant A");

@@ -220,7 +220,10 @@ impl Table {
                 "B gzip with q-values",
                 "GET",
                 "/api/v1/filters?minConfidence=0.9",
-                vec![("authorization", a), ("accept-encoding", "gzip;q=0.7, br;q=0.2")],
+                vec![
+                    ("authorization", a),
+                    ("accept-encoding", "gzip;q=0.7, br;q=0.2"),
+                ],
                 200,
                 None,
             ),
@@ -252,7 +255,10 @@ impl Table {
                 "codings refused: identity",
                 "GET",
                 "/v1/filters",
-                vec![("authorization", a), ("accept-encoding", "br;q=0, gzip;q=0")],
+                vec![
+                    ("authorization", a),
+                    ("accept-encoding", "br;q=0, gzip;q=0"),
+                ],
                 200,
                 None,
             ),
