@@ -86,24 +86,27 @@ test("createClient gets the compressed answer: Node's fetch asks for it and deco
   const svc = service();
   const url = await svc.start();
   const client = createClient({ url, key, refresh: false });
-  await client.ready;
-  const [first] = svc.seen;
-  assert.match(first.acceptEncoding, /\bgzip\b/);
-  // The account has a pattern of its own: its list is gzip (brotli is only
-  // the usual answer's, compressed at build time).
-  assert.equal(first.contentEncoding, 'gzip');
-  // The same list as a client without Accept-Encoding gets it.
-  const identity = await handle(new Request(`${url}/v1/filters`, { headers: { authorization: `Bearer ${key}` } }));
-  assert.equal(identity.headers.get('content-encoding'), null);
-  const identityBytes = (await identity.arrayBuffer()).byteLength;
-  console.log(`bytes on the wire: ${first.contentEncoding} ${first.bytes}, identity ${identityBytes}`);
-  assert.ok(first.bytes * 4 < identityBytes, `${first.bytes} of ${identityBytes}`);
-  assert.equal(client.isNoise(OWN), true, 'decoded: the set holds the account pattern');
-  // The gzip answer's own tag revalidates it.
-  assert.notEqual(client.set.etag, identity.headers.get('etag'));
-  assert.equal((await client.refresh()).status, 304);
-  client.close();
-  await svc.stop();
+  try {
+    await client.ready;
+    const [first] = svc.seen;
+    assert.match(first.acceptEncoding, /\bgzip\b/);
+    // The account has a pattern of its own: its list is gzip (brotli is only
+    // the usual answer's, compressed at build time).
+    assert.equal(first.contentEncoding, 'gzip');
+    // The same list as a client without Accept-Encoding gets it.
+    const identity = await handle(new Request(`${url}/v1/filters`, { headers: { authorization: `Bearer ${key}` } }));
+    assert.equal(identity.headers.get('content-encoding'), null);
+    const identityBytes = (await identity.arrayBuffer()).byteLength;
+    console.log(`bytes on the wire: ${first.contentEncoding} ${first.bytes}, identity ${identityBytes}`);
+    assert.ok(first.bytes * 4 < identityBytes, `${first.bytes} of ${identityBytes}`);
+    assert.equal(client.isNoise(OWN), true, 'decoded: the set holds the account pattern');
+    // The gzip answer's own tag revalidates it.
+    assert.notEqual(client.set.etag, identity.headers.get('etag'));
+    assert.equal((await client.refresh()).status, 304);
+  } finally {
+    client.close();
+    await svc.stop();
+  }
 });
 
 test('the other variant and the matcher entry read the same set', async () => {
