@@ -14,7 +14,14 @@ export function cases({ nf, fixtures, oracle }) {
   const answers = once(() => runFixtures(nf, fixtures));
 
   // -- the handler answers with the core's native bytes ---------------------
+  // A browser drops `Accept-Encoding` from a Request it builds (a forbidden
+  // header name): a page cannot ask the handler for a coding, so there the
+  // rows that do are sent (they count) and compared in Node, Bun, Deno and
+  // workerd only.
+  const dropsAcceptEncoding = !new Request('http://localhost/', { headers: { 'accept-encoding': 'gzip' } }).headers.has('accept-encoding');
   fixtures.requests.forEach((request, i) => {
+    const asksCoding = (request.headers ?? []).some(([name]) => name.toLowerCase() === 'accept-encoding');
+    if (asksCoding && dropsAcceptEncoding) return;
     test(`same bytes as native: ${request.name}`, async () => {
       const actual = (await answers()).results[i];
       const expected = oracle.requests[i];
