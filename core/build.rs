@@ -16,6 +16,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+#[path = "src/gzip.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod gzip;
 #[path = "src/literals.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod literals;
@@ -94,6 +97,7 @@ fn main() {
     println!("cargo::rerun-if-changed=src/literals.rs");
     println!("cargo::rerun-if-changed=src/wire.rs");
     println!("cargo::rerun-if-changed=src/tags.rs");
+    println!("cargo::rerun-if-changed=src/gzip.rs");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let file: CatalogFile =
@@ -279,9 +283,23 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
     // is then held once. The digest is computed here either way.
     let prerendered = std::env::var_os("CARGO_FEATURE_PRERENDERED").is_some();
     let mut digest = xxhash_rust::xxh3::Xxh3::new();
+    let mut compressed_digest = xxhash_rust::xxh3::Xxh3::new();
     for (variant, names) in [("A", &CATEGORIES_A), ("B", &CATEGORIES_B)] {
         let (fragments, entries, starts) = render(variant, names, patterns);
         digest.update(fragments.as_bytes());
+        // Compressed with or without `prerendered`: the npm build renders
+        // the catalog at first use, but compressing it there would cost a
+        // worker's first request tens of milliseconds, and brotli's encoder
+        // would be in the wasm.
+        precompress(
+            &mut s,
+            variant,
+            release,
+            &fragments,
+            &entries,
+            &starts,
+            &mut compressed_digest,
+        );
         if !prerendered {
             continue;
         }
@@ -296,7 +314,173 @@ fn generate(release: &str, patterns: &[Checked]) -> String {
     }
     // Identifies the rendered catalog in ETags (shape.rs).
     let _ = writeln!(s, "pub(crate) const DIGEST: u64 = {:#x};", digest.digest());
+    // And its compressed forms, in the ETags of encoded answers.
+    let _ = writeln!(
+        s,
+        "pub(crate) const COMPRESSED_DIGEST: u64 = {:#x};",
+        compressed_digest.digest()
+    );
     s
+}
+
+/// The confidence threshold of a variant's usual answer
+/// (`pattern::DEFAULT_MIN_CONFIDENCE`; a core test holds the usual answer
+/// compressed here to the one the core renders).
+const USUAL_MIN_CONFIDENCE: f64 = 0.5;
+
+/// Plain bytes after which the next unit ends in a full flush: a block.
+/// Nothing in a block refers back before it, so an account whose
+/// exclusions cut holes in a category compresses only the blocks that
+/// hold them (shape.rs); each block costs some compression (its first
+/// bytes have no history).
+const BLOCK: usize = 16 << 10;
+
+/// One variant's catalog compressed, for `catalog::Compressed`:
+///
+/// - per category, one DEFLATE stream of its fragments with a sync flush
+///   after each unit: a run of patterns of one confidence, cut further so
+///   that every [`BLOCK`] bytes or so a unit ends in a full flush. Any
+///   request's part of a category (those at or above its threshold) is a
+///   prefix of the category, so it ends at a unit's end, and the stream up
+///   to there is a piece of its gzip answer (`gzip::Member`); so is the
+///   stream from a block's start to a unit's end. The stream holds the
+///   category's bytes less its last comma, each unit's comma moved to the
+///   start of the next, so a request's composer adds only the commas
+///   between categories. Per unit: its last entry, where its compressed
+///   data ends, the CRC-32 and length of its block's bytes up to it, and
+///   whether it ends its block;
+/// - the variant's usual answer (every category at the default threshold,
+///   no custom pattern) compressed whole: gzip at miniz_oxide's highest
+///   level and brotli at quality 11, which composing gives up (a category
+///   stream cannot refer to the one before it: ~10 % larger).
+fn precompress(
+    s: &mut String,
+    variant: &str,
+    release: &str,
+    fragments: &str,
+    entries: &[(u32, f64)],
+    starts: &[u32; 7],
+    digest: &mut xxhash_rust::xxh3::Xxh3,
+) {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
+    let bytes = fragments.as_bytes();
+    let end_of = |entry: usize| {
+        if entry == 0 {
+            0
+        } else {
+            entries[entry - 1].0 as usize
+        }
+    };
+    let mut stream = Vec::new();
+    let mut units = Vec::new();
+    let mut category_units = [0u32; 7];
+    for category in 0..6 {
+        category_units[category] = units.len() as u32;
+        let (first, last) = (starts[category] as usize, starts[category + 1] as usize);
+        let start = end_of(first);
+        // Unit boundaries: the entries before which the confidence changes
+        // or a block is full, and the category's end.
+        let mut cuts: Vec<(usize, bool)> = Vec::new();
+        let mut block_from = start;
+        for e in first + 1..last {
+            let at = end_of(e) - 1;
+            let full = at - block_from >= BLOCK;
+            if full || entries[e].1 != entries[e - 1].1 {
+                cuts.push((e, full));
+                if full {
+                    block_from = at;
+                }
+            }
+        }
+        if first < last {
+            cuts.push((last, false));
+        }
+        let mut pieces = Vec::new();
+        let mut from = start;
+        for &(cut, full) in &cuts {
+            // Less the unit's own last comma; the next unit starts with it.
+            let to = end_of(cut) - 1;
+            pieces.push((&bytes[from..to], full));
+            from = to;
+        }
+        let (compressed, ends) = gzip::sync_flushed(pieces.iter().copied(), gzip::BUILD_LEVEL);
+        let base = stream.len();
+        stream.extend_from_slice(&compressed);
+        let mut block_from = start;
+        for (&(cut, full), end) in cuts.iter().zip(ends) {
+            let to = end_of(cut) - 1;
+            let plain = &bytes[block_from..to];
+            units.push((
+                cut as u32,
+                (base + end) as u32,
+                crc32fast::hash(plain),
+                plain.len() as u32,
+                full,
+            ));
+            if full {
+                block_from = to;
+            }
+        }
+    }
+    category_units[6] = units.len() as u32;
+
+    // The usual answer, as shape.rs assembles it: the head, each
+    // category's patterns at or above the threshold, the last comma
+    // dropped, the list's end.
+    let mut usual = match variant {
+        "A" => format!("{{\"version\":\"{release}\",\"patterns\":[").into_bytes(),
+        _ => b"{\"patterns\":[".to_vec(),
+    };
+    for category in 0..6 {
+        let (first, last) = (starts[category] as usize, starts[category + 1] as usize);
+        let kept = entries[first..last].partition_point(|e| e.1 >= USUAL_MIN_CONFIDENCE);
+        usual.extend_from_slice(&bytes[end_of(first)..end_of(first + kept)]);
+    }
+    if usual.last() == Some(&b',') {
+        usual.pop();
+    }
+    usual.extend_from_slice(b"]}");
+    let usual_gzip = gzip::whole(&usual, gzip::BUILD_LEVEL);
+    let mut usual_brotli = Vec::new();
+    {
+        use std::io::Write as _;
+        let params = brotli::enc::BrotliEncoderParams {
+            quality: 11,
+            lgwin: 22,
+            ..Default::default()
+        };
+        let mut writer = brotli::CompressorWriter::with_params(&mut usual_brotli, 1 << 16, &params);
+        writer.write_all(&usual).expect("compressing into memory");
+    }
+
+    let lower = variant.to_lowercase();
+    for (name, data) in [
+        ("stream", &stream),
+        ("usual.gz", &usual_gzip),
+        ("usual.br", &usual_brotli),
+    ] {
+        digest.update(data);
+        std::fs::write(out.join(format!("{lower}.{name}")), data).expect("OUT_DIR is writable");
+    }
+    let _ = writeln!(
+        s,
+        "pub(crate) static COMPRESSED_{variant}: Compressed = Compressed {{"
+    );
+    let _ = writeln!(
+        s,
+        "    stream: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{lower}.stream\")),"
+    );
+    let _ = writeln!(s, "    units: &{units:?},");
+    let _ = writeln!(s, "    category_units: {category_units:?},");
+    let _ = writeln!(
+        s,
+        "    usual_gzip: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{lower}.usual.gz\")),"
+    );
+    let _ = writeln!(
+        s,
+        "    usual_brotli: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{lower}.usual.br\")),"
+    );
+    let _ = writeln!(s, "}};");
 }
 
 /// The catalog packed for the matcher-only build (`catalog::patterns`

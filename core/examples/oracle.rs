@@ -128,12 +128,18 @@ struct EvalEvent {
 }
 
 #[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Answer {
     name: String,
     status: u16,
     headers: Vec<(String, String)>,
-    /// The body as text (every body the core writes is UTF-8).
-    body: String,
+    /// The body as text: every body the core writes is UTF-8, but an
+    /// encoded one (with `content-encoding`), which is `bodyHex` instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<String>,
+    /// An encoded body's bytes, as lowercase hex.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_hex: Option<String>,
     /// With `repeat`: how many answers had each status.
     #[serde(skip_serializing_if = "Option::is_none")]
     statuses: Option<BTreeMap<u16, u32>>,
@@ -209,6 +215,17 @@ fn main() -> Result<(), Box<dyn Error>> {
         if let Some(tag) = response.header("etag") {
             etag = tag.to_owned();
         }
+        let encoded = response.header("content-encoding").is_some();
+        let (body, body_hex) = if encoded {
+            let hex = response.body.iter().fold(String::new(), |mut s, b| {
+                use std::fmt::Write as _;
+                let _ = write!(s, "{b:02x}");
+                s
+            });
+            (None, Some(hex))
+        } else {
+            (Some(String::from_utf8(response.body.to_vec())?), None)
+        };
         answers.push(Answer {
             name: case.name.clone(),
             status: response.status,
@@ -217,7 +234,8 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .iter()
                 .map(|(n, v)| ((*n).to_owned(), v.clone()))
                 .collect(),
-            body: String::from_utf8(response.body.into_owned())?,
+            body,
+            body_hex,
             statuses: (case.repeat > 1).then_some(statuses),
         });
     }
@@ -244,8 +262,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         answers
             .iter()
             .find(|a| a.name == name)
-            .map(|a| a.body.clone())
-            .ok_or(format!("no request {name:?}"))
+            .and_then(|a| a.body.clone())
+            .ok_or(format!("no identity answer to {name:?}"))
     };
     let builtin = Matcher::builtin(0.5);
     let custom = Matcher::new(builtin.patterns().iter().cloned().chain(

@@ -66,6 +66,36 @@ pub(crate) struct Rendered {
     pub(crate) category_starts: [u32; 7],
 }
 
+/// A unit of [`Compressed::units`]: the entry it ends before, where its
+/// compressed data ends, the CRC-32 and length of its block's bytes up to
+/// it, whether it ends its block.
+#[cfg(feature = "endpoint")]
+pub(crate) type Unit = (u32, u32, u32, u32, bool);
+
+/// One variant's catalog compressed at build time (`build.rs`,
+/// `precompress`): the pieces a gzip answer is put together from
+/// (`gzip::Member`), and the usual answer compressed whole.
+#[cfg(feature = "endpoint")]
+#[derive(Debug)]
+pub(crate) struct Compressed {
+    /// Per category, one raw DEFLATE stream of its fragments less the last
+    /// comma, sync-flushed after each unit (a run of patterns of one
+    /// confidence, or less), fully flushed after each block's last unit,
+    /// the categories one after another.
+    pub(crate) stream: &'static [u8],
+    /// Per unit: the entry it ends before (as `Rendered::entries` counts),
+    /// where its compressed data ends in `stream`, the CRC-32 and length of
+    /// its block's bytes from the block's start to its end (less the comma
+    /// there), and whether it ends its block (a full flush).
+    pub(crate) units: &'static [Unit],
+    /// Index into `units` where each category's start; the last is the total.
+    pub(crate) category_units: [u32; 7],
+    /// The usual answer (no parameter, no custom pattern) as one gzip member.
+    pub(crate) usual_gzip: &'static [u8],
+    /// The usual answer, brotli (quality 11).
+    pub(crate) usual_brotli: &'static [u8],
+}
+
 include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
 /// The catalog compiled into this build.
@@ -203,6 +233,32 @@ impl Rendered {
     /// Every fragment, in catalog order: the bytes the spans index.
     pub(crate) fn bytes(&self) -> &[u8] {
         self.fragments.as_bytes()
+    }
+}
+
+#[cfg(feature = "endpoint")]
+impl Compressed {
+    pub(crate) fn of(variant: Variant) -> &'static Compressed {
+        match variant {
+            Variant::A => &COMPRESSED_A,
+            Variant::B => &COMPRESSED_B,
+        }
+    }
+
+    /// The units of `category` and where its compressed data starts in
+    /// [`Compressed::stream`].
+    pub(crate) fn category(&self, category: Category) -> (&'static [Unit], usize) {
+        let i = category.index();
+        let first = self.category_units[i] as usize;
+        let start = if first == 0 {
+            0
+        } else {
+            self.units[first - 1].1 as usize
+        };
+        (
+            &self.units[first..self.category_units[i + 1] as usize],
+            start,
+        )
     }
 }
 

@@ -16,8 +16,8 @@
 //! | 8 | first request of a window: forget the counter two windows back | | delete it |
 //! | 9 | the parameters | 400 / 414 | |
 //! | 10 | the account's record: its custom patterns (when included) and its exclusions of built-ins | (unreadable: 500) | get it |
-//! | 11 | `If-None-Match` is current | 304, refunded | |
-//! | 12 | the pattern list | 200 | |
+//! | 11 | `If-None-Match` is current (in a coding the request accepts) | 304, refunded | |
+//! | 12 | the pattern list, in the content coding chosen from `Accept-Encoding` | 200 | |
 //!
 //! A store that fails a read or the count answers 503 and nothing further is
 //! written. A request with bad parameters from a valid key still counts; a
@@ -42,7 +42,10 @@
 //! assert_eq!(response.status, 401);
 //! ```
 
+use std::borrow::Cow;
+
 use crate::auth::{self, KeyHash};
+use crate::coding::AcceptEncoding;
 use crate::custom::ServingView;
 use crate::error::Rejection;
 use crate::http::{Request, Response};
@@ -216,6 +219,7 @@ pub fn handle(request: &Request<'_>, now: UnixMillis) -> Step {
         variant,
         query: request.query().to_owned(),
         if_none_match,
+        accept_encoding: AcceptEncoding::parse(&request.header_values("accept-encoding")),
         window: RateWindow::at(now),
         now,
         hash,
@@ -253,6 +257,7 @@ struct Exchange {
     variant: Variant,
     query: String,
     if_none_match: Option<String>,
+    accept_encoding: AcceptEncoding,
     window: RateWindow,
     /// When the request came: what a pattern's or an exclusion's end is
     /// compared with.
@@ -358,17 +363,29 @@ impl Exchange {
                 None => return self.refuse(&Rejection::CorruptRecord, Some(allowance)),
             },
         };
-        let (body, etag) = shape::render(self.variant, &filter, custom.as_ref(), self.now);
+        let shaped = shape::render(self.variant, &filter, custom.as_ref(), self.now);
+        // The content coding: the acceptable one of highest weight among
+        // those the answer is offered in (coding.rs).
+        let coding = self.accept_encoding.choose(|c| shaped.offers(c));
         // 11. The client's copy is current: a cached response does not
-        // count, so this request is refunded.
+        // count, so this request is refunded. Its copy may be in another
+        // coding than the one chosen, if this request accepts that one.
         if let Some(header) = &self.if_none_match
-            && shape::if_none_match(header, &etag)
+            && let Some(held) = shape::held(header, &shaped, &self.accept_encoding, coding)
         {
             let refunded = rate::remaining(self.window, current - 1, previous);
+            let etag = shaped.etag(held);
             return self.refund(respond::not_modified(etag, self.window.allowance(refunded)));
         }
-        // 12. The pattern list.
-        Next::Respond(respond::patterns(self.head, body, etag, allowance))
+        // 12. The pattern list. A HEAD answer has every header of the GET's
+        // and no body, so none is assembled or compressed.
+        let body = if self.head {
+            Cow::Borrowed(&[][..])
+        } else {
+            shaped.body(coding)
+        };
+        let etag = shaped.etag(coding);
+        Next::Respond(respond::patterns(self.head, body, etag, coding, allowance))
     }
 
     /// Carries out [`Exchange::next`]'s decision.

@@ -89,6 +89,8 @@ pub mod admin_api;
 mod auth;
 mod catalog;
 #[cfg(feature = "endpoint")]
+mod coding;
+#[cfg(feature = "endpoint")]
 mod custom;
 #[cfg(feature = "endpoint")]
 mod error;
@@ -97,6 +99,9 @@ mod event;
 mod exchange;
 mod exclusion;
 mod first_party;
+#[cfg(feature = "endpoint")]
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod gzip;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]

@@ -4,7 +4,7 @@
 //!
 //! | answer | status | headers |
 //! |---|---|---|
-//! | [`patterns`] | 200 | `content-type`, caching (`cache-control`, `vary`, `etag`), rate, CORS |
+//! | [`patterns`] | 200 | `content-type`, `content-encoding` (not for identity), caching (`cache-control`, `vary`, `etag`), rate, CORS |
 //! | [`not_modified`] | 304 | caching, rate, CORS |
 //! | [`refusal`] | the [`Rejection`]'s | `content-type`, `no-store`, the refusal's own (`www-authenticate`, `allow`, `retry-after`), rate once the key is counted, CORS |
 //! | [`preflight`] | 204 | `no-store`, `allow`, the CORS preflight headers |
@@ -12,6 +12,7 @@
 
 use std::borrow::Cow;
 
+use crate::coding::ContentCoding;
 use crate::error::Rejection;
 use crate::http::Response;
 use crate::rate::{self, Allowance};
@@ -25,11 +26,13 @@ const EXPOSED: &str = "ETag, RateLimit, RateLimit-Policy, Retry-After";
 /// How long a browser may reuse a preflight answer.
 const PREFLIGHT_MAX_AGE: &str = "86400";
 
-/// The pattern list (200). `head`: the body is left out, as for HEAD.
+/// The pattern list (200), its body in `coding`. `head`: the body is left
+/// out, as for HEAD.
 pub(crate) fn patterns(
     head: bool,
     body: Cow<'static, [u8]>,
     etag: String,
+    coding: ContentCoding,
     allowance: Allowance,
 ) -> Response {
     let mut response = Response {
@@ -37,6 +40,9 @@ pub(crate) fn patterns(
         headers: vec![("content-type", "application/json".into())],
         body: if head { Cow::Borrowed(&[]) } else { body },
     };
+    if let Some(name) = coding.header_value() {
+        response.headers.push(("content-encoding", name.into()));
+    }
     push_caching(&mut response, etag);
     push_rate(&mut response, allowance);
     push_cors(&mut response);
@@ -146,8 +152,11 @@ fn push_caching(response: &mut Response, etag: String) {
     response
         .headers
         .push(("cache-control", "public, max-age=300".into()));
-    // A shared cache must never hand one key's answer to another.
-    response.headers.push(("vary", "Authorization".into()));
+    // A shared cache must never hand one key's answer to another, nor an
+    // answer in one content coding to a client that asked for another.
+    response
+        .headers
+        .push(("vary", "Authorization, Accept-Encoding".into()));
     response.headers.push(("etag", etag));
 }
 

@@ -1,13 +1,16 @@
-//! The body of a successful response, per variant, and its ETag.
+//! The body of a successful response, per variant and content coding, and
+//! its ETag.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::catalog::{self, Rendered};
+use crate::catalog::{self, Compressed, Rendered};
+use crate::coding::{AcceptEncoding, ContentCoding};
 use crate::custom::ServingView;
 use crate::exclusion::Excluding;
+use crate::gzip::{self, Member};
 use crate::params::Filter;
 use crate::pattern::{Category, Kind, Variant};
 use crate::rate::UnixMillis;
@@ -16,22 +19,25 @@ use crate::rate::UnixMillis;
 /// order (category as in the category table of docs/CONTRACT.md, then
 /// confidence, highest first, then id) without those the account excludes,
 /// then the account's custom patterns in the order they were added, but
-/// those whose end has passed. Returns
-/// the body (borrowed when it is the variant's usual answer, which is made
-/// once: the most common body is not copied per request) and its strong
-/// ETag.
+/// those whose end has passed. What it gives is the answer in each content
+/// coding ([`Shaped::etag`], [`Shaped::body`]); nothing is assembled or
+/// compressed until one is asked for.
 ///
-/// The ETag is the 128-bit XXH3 of everything that makes up the body: the
-/// bytes written here (envelope, version, custom patterns) and, for the
-/// built-in part, the catalog's digest and which slices of it were copied.
-/// Equal bodies from equal inputs get equal tags, and any change of a byte
-/// changes the tag, without hashing the ~90 KB of built-ins per request.
+/// The ETag of the identity body is the 128-bit XXH3 of everything that
+/// makes up the body: the bytes written here (envelope, version, custom
+/// patterns) and, for the built-in part, the catalog's digest and which
+/// slices of it were copied. Equal bodies from equal inputs get equal tags,
+/// and any change of a byte changes the tag, without hashing the ~200 KB of
+/// built-ins per request. An encoded body's tag hashes the identity tag's
+/// digest, the coding and what its bytes are made with (the digest of the
+/// catalog's compressed forms, the composer's format): a strong tag names
+/// one representation (RFC 9110 §8.8.3).
 pub(crate) fn render(
     variant: Variant,
     filter: &Filter,
     custom: Option<&ServingView<'_>>,
     now: UnixMillis,
-) -> (Cow<'static, [u8]>, String) {
+) -> Shaped {
     // The answer most requests get (no parameter, no custom pattern listed)
     // is made once, when first asked for, and then sent as it is instead of
     // being copied for every request. Asked for with the very inputs it was
@@ -39,7 +45,7 @@ pub(crate) fn render(
     // a good part of a request's own work in the core).
     let usual = usual(variant);
     if custom.is_none() && *filter == Filter::default() {
-        return (Cow::Borrowed(&usual.body), usual.plan.etag.clone());
+        return Shaped { usual, plan: None };
     }
     // Resolved only for an account that has exclusions: the others take
     // the path they always took.
@@ -54,22 +60,102 @@ pub(crate) fn render(
             )
         });
     let plan = Plan::new(variant, filter, custom, excluding.as_ref(), now);
-    let body = if plan.same_bytes(&usual.plan) {
-        Cow::Borrowed(&usual.body[..])
-    } else {
-        Cow::Owned(plan.assemble())
-    };
-    (body, plan.etag)
+    if plan.same_bytes(&usual.plan) {
+        return Shaped { usual, plan: None };
+    }
+    Shaped {
+        usual,
+        plan: Some(plan),
+    }
+}
+
+/// A planned answer, in any content coding.
+pub(crate) struct Shaped {
+    usual: &'static Usual,
+    /// `None`: the usual answer.
+    plan: Option<Plan>,
+}
+
+impl Shaped {
+    /// Whether the answer is offered in `coding`: identity and gzip always;
+    /// brotli for the usual answer only, which is compressed whole at build
+    /// time (no brotli encoder runs per request: docs/DECISIONS.md).
+    pub(crate) fn offers(&self, coding: ContentCoding) -> bool {
+        match coding {
+            ContentCoding::Identity | ContentCoding::Gzip => true,
+            ContentCoding::Brotli => self.plan.is_none(),
+        }
+    }
+
+    /// The strong ETag of the answer in `coding`.
+    pub(crate) fn etag(&self, coding: ContentCoding) -> String {
+        match &self.plan {
+            None => self.usual.etags[coding as usize].clone(),
+            Some(plan) => coded_etag(plan, coding),
+        }
+    }
+
+    /// The body in `coding` (one it [`Shaped::offers`]): borrowed when it
+    /// is the usual answer's, made once or at build time; otherwise
+    /// assembled, and for gzip put together from the catalog's compressed
+    /// pieces and the request's own bytes.
+    pub(crate) fn body(&self, coding: ContentCoding) -> Cow<'static, [u8]> {
+        match (&self.plan, coding) {
+            (None, ContentCoding::Identity) => Cow::Borrowed(&self.usual.body),
+            (None, ContentCoding::Gzip) => Cow::Borrowed(self.usual.compressed.usual_gzip),
+            (None, ContentCoding::Brotli) => Cow::Borrowed(self.usual.compressed.usual_brotli),
+            (Some(plan), ContentCoding::Identity) => Cow::Owned(plan.assemble()),
+            // Not offered: gzip, which every client that sends
+            // `Accept-Encoding` at all decodes (unreachable through `offers`).
+            (Some(plan), ContentCoding::Gzip | ContentCoding::Brotli) => Cow::Owned(plan.gzip()),
+        }
+    }
+}
+
+/// What the encoded bodies' bytes are made with, beyond the catalog: the
+/// composer's format (bump it when `Plan::gzip` or `gzip.rs` writes other
+/// bytes for the same body) and the level of the bytes compressed per
+/// request.
+const COMPOSER: [u8; 2] = [1, gzip::TAIL_LEVEL];
+
+/// The tag of `plan`'s body in `coding` ([`render`]).
+fn coded_etag(plan: &Plan, coding: ContentCoding) -> String {
+    if coding == ContentCoding::Identity {
+        return plan.etag.clone();
+    }
+    let mut hasher = Xxh3::new();
+    hasher.update(&plan.digest.to_le_bytes());
+    hasher.update(&[coding as u8]);
+    hasher.update(&catalog::COMPRESSED_DIGEST.to_le_bytes());
+    hasher.update(&COMPOSER);
+    format!("\"{:032x}\"", hasher.digest128())
 }
 
 /// What a body is made of: its head, spans of the variant's rendered
 /// catalog, its own tail (custom patterns, the list's end), and its ETag.
 struct Plan {
+    variant: Variant,
     fragments: &'static [u8],
     head: Vec<u8>,
     spans: Vec<(usize, usize)>,
+    /// Each category listed (some of its bytes are in the body): the
+    /// pieces of the gzip body.
+    parts: Vec<Part>,
     tail: Vec<u8>,
+    digest: u128,
     etag: String,
+}
+
+/// One category's built-ins in a body.
+struct Part {
+    category: Category,
+    /// The entries listed end before this one.
+    end_entry: usize,
+    /// The entries before `end_entry` left out by an exclusion, ascending.
+    holes: Vec<usize>,
+    /// Its bytes, as spans of the rendered catalog (each fragment's comma
+    /// included).
+    spans: Vec<(usize, usize)>,
 }
 
 impl Plan {
@@ -90,6 +176,7 @@ impl Plan {
         // The built-ins: spans of the rendered catalog (those of adjacent
         // categories join into one; at most one per category).
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(Category::ALL.len());
+        let mut parts: Vec<Part> = Vec::with_capacity(Category::ALL.len());
         // Each wanted category's run, as the usual path hashes it.
         let mut runs: Vec<(u32, u32)> = Vec::with_capacity(Category::ALL.len());
         let mut left_out = false;
@@ -100,21 +187,34 @@ impl Plan {
             }
             let (from, to) = rendered.category_span(category, filter.min_confidence);
             runs.push((from, to));
+            let listed = rendered.category_entries(category, filter.min_confidence);
+            let mut part = Part {
+                category,
+                end_entry: listed.end,
+                holes: Vec::new(),
+                spans: Vec::new(),
+            };
             match &excluded {
-                None => push_span(&mut spans, from as usize, to as usize),
+                None => push_span(&mut part.spans, from as usize, to as usize),
                 Some((x, _)) if x.category(category) => left_out |= from != to,
                 Some((_, entries)) => {
-                    let listed = rendered.category_entries(category, filter.min_confidence);
                     let first = entries.partition_point(|&e| e < listed.start);
                     let mut from = from;
                     for &entry in entries[first..].iter().take_while(|&&e| e < listed.end) {
                         let (start, end) = rendered.entry_span(entry);
-                        push_span(&mut spans, from as usize, start as usize);
+                        push_span(&mut part.spans, from as usize, start as usize);
+                        part.holes.push(entry);
                         from = end;
                         left_out = true;
                     }
-                    push_span(&mut spans, from as usize, to as usize);
+                    push_span(&mut part.spans, from as usize, to as usize);
                 }
+            }
+            for &(from, to) in &part.spans {
+                push_span(&mut spans, from, to);
+            }
+            if !part.spans.is_empty() {
+                parts.push(part);
             }
         }
         if left_out {
@@ -177,13 +277,16 @@ impl Plan {
         };
         hasher.update(&(after.len() as u64).to_le_bytes());
         hasher.update(after);
-        let etag = format!("\"{:032x}\"", hasher.digest128());
+        let digest = hasher.digest128();
         Plan {
+            variant,
             fragments,
             head,
             spans,
+            parts,
             tail,
-            etag,
+            digest,
+            etag: format!("\"{digest:032x}\""),
         }
     }
 
@@ -205,6 +308,118 @@ impl Plan {
         }
         body.extend_from_slice(&self.tail);
         body
+    }
+
+    /// The body as one gzip member (`gzip::Member`): the head stored; each
+    /// category's bytes less their last comma, a stored comma between two,
+    /// as compressed at build time ([`Plan::compose`]); then the tail (a
+    /// comma before custom patterns when built-ins precede them)
+    /// compressed here. Only what is the request's own is compressed.
+    fn gzip(&self) -> Vec<u8> {
+        let compressed = Compressed::of(self.variant);
+        let rendered = Rendered::of(self.variant);
+        let builtin: usize = self.spans.iter().map(|(from, to)| to - from).sum();
+        let mut member = Member::new(builtin / 4 + self.tail.len());
+        member.stored(&self.head);
+        for (n, part) in self.parts.iter().enumerate() {
+            if n > 0 {
+                member.stored(b",");
+            }
+            self.compose(&mut member, compressed, rendered, part);
+        }
+        if self.tail.len() > 2 && !self.parts.is_empty() {
+            let mut tail = Vec::with_capacity(self.tail.len() + 1);
+            tail.push(b',');
+            tail.extend_from_slice(&self.tail);
+            member.finish(&tail)
+        } else {
+            member.finish(&self.tail)
+        }
+    }
+
+    /// One category's bytes less their last comma, into `member`: block by
+    /// block (`build.rs`, `precompress`), each block's compressed data from
+    /// its start up to the last unit's end before the category's listed end
+    /// and before its first hole (an excluded entry); the bytes from there
+    /// up to the next block that can be used so, holes left out, compressed
+    /// here. Without holes that is the build's data only.
+    fn compose(
+        &self,
+        member: &mut Member,
+        compressed: &Compressed,
+        rendered: &Rendered,
+        part: &Part,
+    ) {
+        let first = rendered.category_starts[part.category.index()] as usize;
+        let category_start = rendered.entry_span(first).0 as usize;
+        // Where a unit ending before entry `e` ends: the comma after `e - 1`.
+        let boundary = |e: usize| {
+            if e == first {
+                category_start
+            } else {
+                rendered.entry_span(e - 1).1 as usize - 1
+            }
+        };
+        let kept_from = part.spans.first().map_or(usize::MAX, |s| s.0);
+        let (units, mut stream_at) = compressed.category(part.category);
+        // Where the bytes not yet given start (catalog offset), when they
+        // are to be compressed here.
+        let mut own_from: Option<usize> = None;
+        let mut block_start = first;
+        let mut i = 0;
+        while block_start < part.end_entry && i < units.len() {
+            let block_end = i + units[i..]
+                .iter()
+                .position(|u| u.4)
+                .unwrap_or(units.len() - 1 - i);
+            let next_hole = part.holes.iter().find(|&&h| h >= block_start).copied();
+            let limit = next_hole.map_or(part.end_entry, |h| h.min(part.end_entry));
+            // A block after the category's start begins with a comma: usable
+            // only once some listed bytes precede it.
+            let usable = block_start == first || kept_from < boundary(block_start);
+            let last_usable = units[i..=block_end]
+                .iter()
+                .rposition(|u| u.0 as usize <= limit)
+                .map(|k| i + k)
+                .filter(|_| usable);
+            if let Some(k) = last_usable {
+                if let Some(from) = own_from.take() {
+                    member.compressed(&self.listed(part, from, boundary(block_start) + 1));
+                }
+                let (end_entry, stream_end, crc, len, _) = units[k];
+                member.precompressed(
+                    &compressed.stream[stream_at..stream_end as usize],
+                    crc,
+                    u64::from(len),
+                );
+                if k != block_end {
+                    own_from = Some(boundary(end_entry as usize));
+                }
+            } else if own_from.is_none() {
+                own_from = Some(boundary(block_start));
+            }
+            block_start = units[block_end].0 as usize;
+            stream_at = units[block_end].1 as usize;
+            i = block_end + 1;
+        }
+        if let Some(from) = own_from {
+            member.compressed(&self.listed(part, from, usize::MAX));
+        }
+    }
+
+    /// The body's bytes of `part` between catalog offsets `from` and `to`
+    /// (holes left out), less the last: a comma, the one the next piece
+    /// starts with, or the category's last.
+    fn listed(&self, part: &Part, from: usize, to: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &(a, b) in &part.spans {
+            let (a, b) = (a.max(from), b.min(to));
+            if a < b {
+                out.extend_from_slice(&self.fragments[a..b]);
+            }
+        }
+        out.pop();
+        out
     }
 }
 
@@ -260,10 +475,13 @@ fn head(variant: Variant, version: &str) -> Vec<u8> {
 }
 
 /// A variant's usual answer (no parameter, no custom pattern): how it is
-/// made, and its bytes.
+/// made, its bytes, its compressed forms and its tag in each coding.
 struct Usual {
     plan: Plan,
     body: Vec<u8>,
+    compressed: &'static Compressed,
+    /// By [`ContentCoding`] order.
+    etags: [String; 3],
 }
 
 /// The usual answer of `variant`. Static data of the catalog, the same for
@@ -278,7 +496,18 @@ fn usual(variant: Variant) -> &'static Usual {
     made.get_or_init(|| {
         let plan = Plan::new(variant, &Filter::default(), None, None, UnixMillis(0));
         let body = plan.assemble();
-        Usual { plan, body }
+        let etags = [
+            ContentCoding::Identity,
+            ContentCoding::Gzip,
+            ContentCoding::Brotli,
+        ]
+        .map(|coding| coded_etag(&plan, coding));
+        Usual {
+            plan,
+            body,
+            compressed: Compressed::of(variant),
+            etags,
+        }
     })
 }
 
@@ -323,13 +552,34 @@ fn version<'a>(
     latest
 }
 
-/// Whether an `If-None-Match` header value matches `etag` (RFC 9110 13.1.2:
-/// `*`, or a list of entity tags compared weakly).
-pub(crate) fn if_none_match(header: &str, etag: &str) -> bool {
-    header
-        .split(',')
-        .map(str::trim)
-        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
+/// The coding of the representation an `If-None-Match` header value
+/// (RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly) says
+/// the client holds, if it is current and the request accepts its coding:
+/// a client that stored the gzip answer revalidates it with the gzip
+/// answer's tag, and is answered 304 whichever coding a 200 would now be
+/// sent in. `chosen` is that coding, which `*` names.
+pub(crate) fn held(
+    header: &str,
+    shaped: &Shaped,
+    accept: &AcceptEncoding,
+    chosen: ContentCoding,
+) -> Option<ContentCoding> {
+    let tags = || {
+        header
+            .split(',')
+            .map(str::trim)
+            .map(|tag| tag.strip_prefix("W/").unwrap_or(tag))
+    };
+    if tags().any(|tag| tag == "*") {
+        return Some(chosen);
+    }
+    std::iter::once(chosen)
+        .chain(ContentCoding::PREFERENCE)
+        .filter(|&coding| shaped.offers(coding) && accept.accepts(coding))
+        .find(|&coding| {
+            let etag = shaped.etag(coding);
+            tags().any(|tag| tag == etag)
+        })
 }
 
 #[cfg(test)]
@@ -337,19 +587,120 @@ mod tests {
     use super::*;
 
     /// The usual answer, served without a plan, is byte for byte and tag for
-    /// tag what planning the same request gives; a request that only spells
-    /// the defaults out gets it too.
+    /// tag what planning the same request gives, in each coding (the build's
+    /// gzip and brotli decode to the planned bytes); a request that only
+    /// spells the defaults out gets it too.
     #[test]
     fn usual_answer_is_the_planned_answer() {
         for variant in [Variant::A, Variant::B] {
             let planned = Plan::new(variant, &Filter::default(), None, None, UnixMillis(0));
-            let (body, etag) = render(variant, &Filter::default(), None, UnixMillis(0));
+            let shaped = render(variant, &Filter::default(), None, UnixMillis(0));
+            let body = shaped.body(ContentCoding::Identity);
             assert!(matches!(body, Cow::Borrowed(_)));
             assert_eq!(*body, *planned.assemble());
-            assert_eq!(etag, planned.etag);
+            assert_eq!(shaped.etag(ContentCoding::Identity), planned.etag);
+            assert_eq!(gunzip(&shaped.body(ContentCoding::Gzip)), *body);
+            assert_eq!(unbrotli(&shaped.body(ContentCoding::Brotli)), *body);
+            // The composed gzip of the same body decodes to it too.
+            assert_eq!(gunzip(&planned.gzip()), *body);
 
             let spelled = Filter::parse("minConfidence=0.5", variant).expect("a valid query");
-            assert_eq!(render(variant, &spelled, None, UnixMillis(0)), (body, etag));
+            let spelled = render(variant, &spelled, None, UnixMillis(0));
+            for coding in ContentCoding::PREFERENCE {
+                assert!(spelled.offers(coding));
+                assert_eq!(spelled.body(coding), shaped.body(coding), "{coding:?}");
+                assert_eq!(spelled.etag(coding), shaped.etag(coding), "{coding:?}");
+            }
         }
+    }
+
+    /// Every filter's gzip body, put together from the build's pieces,
+    /// decodes to its identity body; each coding has its own tag.
+    #[test]
+    fn composed_gzip_decodes_to_the_identity_body() {
+        for variant in [Variant::A, Variant::B] {
+            let name = |i: usize| Category::ALL[i].name(variant);
+            let queries = [
+                "minConfidence=0".to_owned(),
+                "minConfidence=0.9".to_owned(),
+                format!("minConfidence=0.75&categories={},{}", name(0), name(4)),
+                format!("categories={}", name(2)),
+                format!("categories={}", name(5)),
+                "minConfidence=1".to_owned(),
+            ];
+            for query in &queries {
+                let filter = Filter::parse(query, variant).expect("a valid query");
+                let shaped = render(variant, &filter, None, UnixMillis(0));
+                assert!(!shaped.offers(ContentCoding::Brotli), "{query}");
+                let identity = shaped.body(ContentCoding::Identity);
+                let gzip = shaped.body(ContentCoding::Gzip);
+                assert_eq!(gunzip(&gzip), *identity, "{variant:?} {query}");
+                // A list of some size is a fraction of its bytes.
+                if identity.len() > 10_000 {
+                    assert!(gzip.len() * 3 < identity.len(), "{variant:?} {query}");
+                }
+                assert_ne!(
+                    shaped.etag(ContentCoding::Identity),
+                    shaped.etag(ContentCoding::Gzip)
+                );
+            }
+        }
+    }
+
+    /// Exclusions cut holes in a category's run: the blocks without one
+    /// are the build's, the bytes from the last unit before a hole to the
+    /// next block are compressed on their own, and the member still decodes
+    /// to the identity body.
+    #[test]
+    fn composed_gzip_with_exclusions_decodes_to_the_identity_body() {
+        let patterns = catalog::builtin_patterns();
+        let n = patterns.len();
+        let mut sets: Vec<Vec<usize>> = [0, 1, n / 3, n / 2, n - 1]
+            .iter()
+            .flat_map(|&pick| [vec![pick], vec![pick, (pick + 7) % n]])
+            .collect();
+        // Many holes, runs of them (a whole block's worth, the start of a
+        // category), every other one.
+        sets.push((0..n).step_by(7).collect());
+        sets.push((10..140).collect());
+        sets.push((0..n).step_by(2).collect());
+        sets.push((1..n).collect());
+        for variant in [Variant::A, Variant::B] {
+            for excluded in &sets {
+                let ids: Vec<String> = excluded
+                    .iter()
+                    .map(|&i| format!("id:{}", patterns[i].id))
+                    .collect();
+                let excluding =
+                    Excluding::at(ids.iter().map(|id| (id.as_str(), None)), UnixMillis(0))
+                        .expect("built-in ids");
+                for query in ["", "minConfidence=0", "minConfidence=0.8"] {
+                    let filter = Filter::parse(query, variant).expect("a valid query");
+                    let plan = Plan::new(variant, &filter, None, Some(&excluding), UnixMillis(0));
+                    assert_eq!(
+                        gunzip(&plan.gzip()),
+                        plan.assemble(),
+                        "{variant:?} {} holes {query}",
+                        excluded.len()
+                    );
+                }
+            }
+        }
+    }
+
+    fn gunzip(member: &[u8]) -> Vec<u8> {
+        assert_eq!(member[..10], gzip::HEADER);
+        let body = miniz_oxide::inflate::decompress_to_vec(&member[10..member.len() - 8])
+            .expect("valid DEFLATE");
+        let trailer = &member[member.len() - 8..];
+        assert_eq!(trailer[..4], crc32fast::hash(&body).to_le_bytes());
+        assert_eq!(trailer[4..], (body.len() as u32).to_le_bytes());
+        body
+    }
+
+    fn unbrotli(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        brotli_decompressor::BrotliDecompress(&mut &data[..], &mut out).expect("valid brotli");
+        out
     }
 }

@@ -265,6 +265,7 @@ fn parameters_agree_with_the_core() {
                 ("minConfidence", "query"),
                 ("includeCustom", "query"),
                 ("If-None-Match", "header"),
+                ("Accept-Encoding", "header"),
             ]
             .map(|(n, i)| (n.to_owned(), i.to_owned()));
             assert_eq!(params, expected, "{v} {method}");

@@ -62,10 +62,37 @@ fn answers_are_the_cores_bytes(name: &str, serve_args: &[&str]) {
     }
     let by_name = |name: &str| &replies[rows.iter().position(|r| r.0 == name).unwrap()];
 
+    // Content codings: the host sends the core's encoded bytes as they are,
+    // and they decode to the identity answer.
+    let gzip = by_name("A gzip (a browser's Accept-Encoding)");
+    assert_eq!(gzip.header("content-encoding"), Some("gzip"));
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&gzip.body[..]),
+        &mut decoded,
+    )
+    .unwrap();
+    assert_eq!(decoded, by_name("variant A").body);
+    assert!(gzip.body.len() * 4 < decoded.len());
+    let br = by_name("A br (the usual answer)");
+    assert_eq!(br.header("content-encoding"), Some("br"));
+    let mut decoded = Vec::new();
+    brotli_decompressor::BrotliDecompress(&mut &br.body[..], &mut decoded).unwrap();
+    // Both accounts' usual answer: the same catalog bytes.
+    assert_eq!(decoded, by_name("includeCustom=false").body);
+    assert!(
+        br.body.len() * 100 <= decoded.len() * 16,
+        "brotli at most 16 %"
+    );
+    assert_eq!(
+        by_name("codings refused: identity").header("content-encoding"),
+        None
+    );
+
     // 200: caching headers, both variants' shapes.
     let a200 = by_name("variant A");
     assert_eq!(a200.header("cache-control"), Some("public, max-age=300"));
-    assert_eq!(a200.header("vary"), Some("Authorization"));
+    assert_eq!(a200.header("vary"), Some("Authorization, Accept-Encoding"));
     assert_eq!(a200.header("content-type"), Some("application/json"));
     assert!(a200.json()["version"].is_string());
     assert!(by_name("variant B").json().get("version").is_none());

@@ -24,6 +24,12 @@
 // the first fetch is sent at once all the same, the answer is compiled when
 // the wasm has loaded, and until then the client matches nothing (every
 // event is kept). A wasm that fails to load is told to `onError` once.
+//
+// Compressed answers: `Accept-Encoding` is left to `fetch`, which sends it
+// and decodes the answer in every runtime the package supports (browsers,
+// Node, Deno, Bun, workerd): a browser forbids setting it, and a fetch that
+// would not decode what it asked for is not one to ask for it through. The
+// ETag kept is the encoded answer's, which revalidates it (docs/CONTRACT.md).
 
 const REFRESH_MIN = 5 * 60_000;
 const REFRESH_MAX = 15 * 60_000;

@@ -49,14 +49,18 @@ def test_every_request_gets_the_native_bytes(fixtures, oracle) -> None:
         store.failing = False
         assert got.status == want["status"], case["name"]
         assert [list(h) for h in got.headers] == want["headers"], case["name"]
-        assert got.body == want["body"].encode(), case["name"]
+        # An encoded body (Content-Encoding) is in the oracle as hex.
+        if "bodyHex" in want:
+            assert got.body == bytes.fromhex(want["bodyHex"]), case["name"]
+        else:
+            assert got.body == want["body"].encode(), case["name"]
         if "statuses" in want:
             assert statuses == want["statuses"], case["name"]
         etag = got.header("etag") or etag
 
 
 def matchers(oracle, fixtures) -> Dict[str, Matcher]:
-    body = {a["name"]: a["body"] for a in oracle["requests"]}
+    body = {a["name"]: a["body"] for a in oracle["requests"] if "body" in a}
     builtin = Matcher.builtin(0.5)
     return {
         "builtin": builtin,

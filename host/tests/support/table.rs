@@ -71,6 +71,9 @@ pub type Row<'a> = (
     Option<&'a str>,
 );
 
+/// What a browser sends (Chromium's `Accept-Encoding`).
+pub const BROWSER: &str = "gzip, deflate, br, zstd";
+
 pub const MISSING: &str = "Missing or invalid Authorization header";
 pub const REQUIRED: &str = "API key required";
 pub const INVALID: &str = "Invalid API key";
@@ -203,6 +206,69 @@ impl Table {
                 vec![("authorization", a)],
                 200,
                 None,
+            ),
+            // Content codings: the core's bytes passed through untouched.
+            (
+                "A gzip (a browser's Accept-Encoding)",
+                "GET",
+                "/v1/filters",
+                vec![("authorization", a), ("accept-encoding", BROWSER)],
+                200,
+                None,
+            ),
+            (
+                "B gzip with q-values",
+                "GET",
+                "/api/v1/filters?minConfidence=0.9",
+                vec![
+                    ("authorization", a),
+                    ("accept-encoding", "gzip;q=0.7, br;q=0.2"),
+                ],
+                200,
+                None,
+            ),
+            (
+                "A br (the usual answer)",
+                "GET",
+                "/v1/filters?includeCustom=false",
+                vec![("authorization", b), ("accept-encoding", BROWSER)],
+                200,
+                None,
+            ),
+            (
+                "B br",
+                "GET",
+                "/api/v1/filters?includeCustom=false",
+                vec![("authorization", b), ("accept-encoding", "br")],
+                200,
+                None,
+            ),
+            (
+                "HEAD gzip",
+                "HEAD",
+                "/v1/filters",
+                vec![("authorization", a), ("accept-encoding", "gzip")],
+                200,
+                None,
+            ),
+            (
+                "codings refused: identity",
+                "GET",
+                "/v1/filters",
+                vec![
+                    ("authorization", a),
+                    ("accept-encoding", "br;q=0, gzip;q=0"),
+                ],
+                200,
+                None,
+            ),
+            (
+                "401 with Accept-Encoding",
+                "GET",
+                "/v1/filters",
+                vec![("accept-encoding", BROWSER)],
+                401,
+                Some(MISSING),
             ),
             (
                 "no Authorization",

@@ -14,14 +14,23 @@ export function cases({ nf, fixtures, oracle }) {
   const answers = once(() => runFixtures(nf, fixtures));
 
   // -- the handler answers with the core's native bytes ---------------------
+  // A browser drops `Accept-Encoding` from a Request it builds (a forbidden
+  // header name): a page cannot ask the handler for a coding, so there the
+  // rows that do are sent (they count) and compared in Node, Bun, Deno and
+  // workerd only.
+  const dropsAcceptEncoding = !new Request('http://localhost/', { headers: { 'accept-encoding': 'gzip' } }).headers.has('accept-encoding');
   fixtures.requests.forEach((request, i) => {
+    const asksCoding = (request.headers ?? []).some(([name]) => name.toLowerCase() === 'accept-encoding');
+    if (asksCoding && dropsAcceptEncoding) return;
     test(`same bytes as native: ${request.name}`, async () => {
       const actual = (await answers()).results[i];
       const expected = oracle.requests[i];
       equal(expected.name, request.name, 'oracle and fixtures disagree on order');
       equal(actual.status, expected.status, 'status');
       deepEqual(actual.headers, fetchHeaders(expected.headers), 'headers');
-      equal(actual.body, expected.body, 'body');
+      // An encoded body (Content-Encoding) is compared as bytes, in hex.
+      if (expected.bodyHex !== undefined) equal(actual.bodyHex, expected.bodyHex, 'encoded body');
+      else equal(actual.body, expected.body, 'body');
       if (expected.statuses) deepEqual(actual.statuses, expected.statuses, 'statuses over the repeats');
     });
   });
@@ -144,9 +153,14 @@ async function runFixtures(nf, fixtures) {
       statuses[response.status] = (statuses[response.status] ?? 0) + 1;
       last = response;
     }
-    const body = new TextDecoder('utf-8', { fatal: true }).decode(await last.arrayBuffer());
+    const bytes = new Uint8Array(await last.arrayBuffer());
+    // A Response made by the handler is not decoded when read: these are
+    // the bytes a client receives, in the coding Content-Encoding names.
+    const encoded = last.headers.has('content-encoding');
+    const body = encoded ? undefined : new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    const bodyHex = encoded ? Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('') : undefined;
     etag = last.headers.get('etag') ?? etag;
-    results.push({ status: last.status, headers: [...last.headers], body, statuses: repeat > 1 ? statuses : undefined });
+    results.push({ status: last.status, headers: [...last.headers], body, bodyHex, statuses: repeat > 1 ? statuses : undefined });
   }
   return { results, keys };
 }

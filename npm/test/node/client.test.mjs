@@ -21,8 +21,19 @@ function service() {
   const state = { mode: 'serve', seen, server: null, port: 0 };
   const serve = nodeListener(handle);
   const listener = async (req, res) => {
-    seen.push({ status: null, ifNoneMatch: req.headers['if-none-match'], url: req.url });
+    seen.push({ status: null, ifNoneMatch: req.headers['if-none-match'], acceptEncoding: req.headers['accept-encoding'], url: req.url });
     const entry = seen[seen.length - 1];
+    // The bytes the answer's body takes on the wire, in its coding.
+    const writeHead = res.writeHead.bind(res);
+    res.writeHead = (status, headers) => {
+      entry.contentEncoding = headers?.['content-encoding'];
+      return writeHead(status, headers);
+    };
+    const end = res.end.bind(res);
+    res.end = (chunk, ...rest) => {
+      entry.bytes = chunk?.length ?? 0;
+      return end(chunk, ...rest);
+    };
     if (state.mode === 'limited') {
       entry.status = 429;
       res.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' });
@@ -69,6 +80,33 @@ test('createClient fetches the account set, then revalidates with its ETag: a 30
   assert.deepEqual(errors, []);
   client.close();
   await svc.stop();
+});
+
+test("createClient gets the compressed answer: Node's fetch asks for it and decodes it, a fraction of the bytes", async () => {
+  const svc = service();
+  const url = await svc.start();
+  const client = createClient({ url, key, refresh: false });
+  try {
+    await client.ready;
+    const [first] = svc.seen;
+    assert.match(first.acceptEncoding, /\bgzip\b/);
+    // The account has a pattern of its own: its list is gzip (brotli is only
+    // the usual answer's, compressed at build time).
+    assert.equal(first.contentEncoding, 'gzip');
+    // The same list as a client without Accept-Encoding gets it.
+    const identity = await handle(new Request(`${url}/v1/filters`, { headers: { authorization: `Bearer ${key}` } }));
+    assert.equal(identity.headers.get('content-encoding'), null);
+    const identityBytes = (await identity.arrayBuffer()).byteLength;
+    console.log(`bytes on the wire: ${first.contentEncoding} ${first.bytes}, identity ${identityBytes}`);
+    assert.ok(first.bytes * 4 < identityBytes, `${first.bytes} of ${identityBytes}`);
+    assert.equal(client.isNoise(OWN), true, 'decoded: the set holds the account pattern');
+    // The gzip answer's own tag revalidates it.
+    assert.notEqual(client.set.etag, identity.headers.get('etag'));
+    assert.equal((await client.refresh()).status, 304);
+  } finally {
+    client.close();
+    await svc.stop();
+  }
 });
 
 test('the other variant and the matcher entry read the same set', async () => {

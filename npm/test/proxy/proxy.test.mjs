@@ -174,6 +174,14 @@ test(`${VISITORS} visitors behind the docs' nginx: every one gets the account's 
       const odd = { query: `?minConfidence=0&n=${i}`, headers: { authorization: `Bearer nf_${String(i).padStart(48, '0')}`, 'if-none-match': `"${i}"` } };
       assert.equal((await get(proxy.port, false, odd)).status, 200);
     }
+    // A visitor that accepts no coding, and one that prefers brotli: the
+    // same cached gzip answer, decoded by nginx for the first.
+    const plain = await get(proxy.port, true, { query: '', headers: { 'accept-encoding': 'identity' } });
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.ok(JSON.parse(plain.body).patterns.some((p) => p.pattern === 'acme-legacy-widget.js'));
+    const browser = await get(proxy.port, true, { query: '', headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
+    assert.equal(browser.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(browser.body), plain.body);
     assert.equal(reachedFilters(service.access).length, reached.length, 'no visitor reached the service');
   } finally {
     proxy.child.kill();
