@@ -619,11 +619,17 @@ impl Context {
             Refused::Method(allow) => response.headers.push(("allow", (*allow).into())),
             _ => {}
         }
+        // Without a valid token the path is not logged: a token pasted into
+        // the URL is not the one presented, so nothing else could take it
+        // out of the line (only the tokens' digests are known here).
+        let path = match refused {
+            Refused::MissingToken | Refused::WrongToken => "-".to_owned(),
+            _ => self.printable(&self.path, 256, false),
+        };
         let mut line = format!(
-            "admin: refused status={} method={} path={}",
+            "admin: refused status={} method={} path={path}",
             refused.status(),
             self.printable(&self.method, 24, false),
-            self.printable(&self.path, 256, false)
         );
         if let Some(token) = &self.token {
             line.push_str(&format!(" token={token}"));

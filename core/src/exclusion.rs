@@ -149,7 +149,8 @@ impl Matcher {
         Matcher::new(kept).expect("the catalog is validated at build time")
     }
 
-    /// This matcher without the patterns `exclusions` leaves out.
+    /// This matcher without the patterns `exclusions` leaves out (its
+    /// first-party rule, if it has one, kept).
     pub fn excluding(&self, exclusions: &Exclusions) -> Matcher {
         let kept: Vec<MatcherPattern> = self
             .patterns()
@@ -157,6 +158,8 @@ impl Matcher {
             .filter(|p| !exclusions.excludes(p))
             .cloned()
             .collect();
-        Matcher::new(kept).expect("a subset of patterns that compiled compiles")
+        let mut narrowed = Matcher::new(kept).expect("a subset of patterns that compiled compiles");
+        narrowed.first_party = self.first_party.clone();
+        narrowed
     }
 }

@@ -157,6 +157,14 @@ fn the_token_comes_first_and_a_refusal_says_nothing_of_the_routes() {
             assert!(!line.contains(&"f".repeat(40)), "{line}");
         }
     }
+    // The token pasted into the URL instead of the header: refused, and
+    // the line holds no path (the fuzz target's find).
+    let pasted = format!("/admin/v1/keys/{TOKEN}");
+    let answer = call_with(&mut store, Some(&tokens()), "GET", &pasted, &[], b"");
+    assert_eq!(answer.response.status, 401);
+    let line = check_line(&answer, &[]);
+    assert!(line.contains(" path=- "), "{line}");
+    assert!(!line.contains(TOKEN), "{line}");
     // A second configured token works as well, named by its own id.
     let both = AdminTokens::configure(&format!("{}, {TOKEN}", "z".repeat(32)))
         .unwrap()
