@@ -41,8 +41,7 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|id| NewExclusion {
             id: Some((*id).to_owned()),
-            category: None,
-            until: None,
+            ..NewExclusion::default()
         })
         .collect();
     kv.add_exclusions("initech", exclusions, NOW).unwrap();
