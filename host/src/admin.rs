@@ -193,6 +193,18 @@ impl Admin<'_> {
         Ok(admin::read_patterns(current.as_deref())?)
     }
 
+    /// Changes an account's record by `change` (one of the core's admin
+    /// functions) with one compare-and-swap, retried against other admins.
+    async fn change_record(
+        store: &Backend,
+        account: &str,
+        change: impl FnMut(Option<&[u8]>) -> Result<Vec<u8>, AdminRefusal>,
+    ) -> anyhow::Result<()> {
+        let record = admin::patterns_record(account)?;
+        store.update(record.label(), record.key(), change).await??;
+        Ok(())
+    }
+
     /// An account's custom patterns (none if it has none), ended ones too.
     pub async fn list_patterns(&self, account: &str) -> anyhow::Result<Vec<CustomPattern>> {
         match self {
@@ -216,15 +228,13 @@ impl Admin<'_> {
     ) -> anyhow::Result<Vec<String>> {
         match self {
             Admin::Local { store, .. } => {
-                let record = admin::patterns_record(account)?;
                 let mut ids = Vec::new();
-                store
-                    .update(record.label(), record.key(), |current| {
-                        let added = admin::add_patterns(current, news.clone(), now())?;
-                        ids = added.ids;
-                        Ok::<_, AdminRefusal>(added.value)
-                    })
-                    .await??;
+                Admin::change_record(store, account, |current| {
+                    let added = admin::add_patterns(current, news.clone(), now())?;
+                    ids = added.ids;
+                    Ok(added.value)
+                })
+                .await?;
                 Ok(ids)
             }
             Admin::Remote(remote) => {
@@ -247,13 +257,10 @@ impl Admin<'_> {
     pub async fn remove_pattern(&self, account: &str, id: &str) -> anyhow::Result<()> {
         match self {
             Admin::Local { store, .. } => {
-                let record = admin::patterns_record(account)?;
-                store
-                    .update(record.label(), record.key(), |current| {
-                        admin::remove_pattern(current, id, now())
-                    })
-                    .await??;
-                Ok(())
+                Admin::change_record(store, account, |current| {
+                    admin::remove_pattern(current, id, now())
+                })
+                .await
             }
             Admin::Remote(remote) => {
                 let path = format!("accounts/{}/patterns/{}", segment(account), segment(id));
@@ -281,15 +288,13 @@ impl Admin<'_> {
     ) -> anyhow::Result<Vec<Exclusion>> {
         match self {
             Admin::Local { store, .. } => {
-                let record = admin::patterns_record(account)?;
                 let mut added = Vec::new();
-                store
-                    .update(record.label(), record.key(), |current| {
-                        let change = admin::add_exclusions(current, news.clone(), now())?;
-                        added = change.exclusions;
-                        Ok::<_, AdminRefusal>(change.value)
-                    })
-                    .await??;
+                Admin::change_record(store, account, |current| {
+                    let change = admin::add_exclusions(current, news.clone(), now())?;
+                    added = change.exclusions;
+                    Ok(change.value)
+                })
+                .await?;
                 Ok(added)
             }
             Admin::Remote(remote) => {
@@ -300,7 +305,7 @@ impl Admin<'_> {
         }
     }
 
-    /// Removes the exclusion of `kind` (`id`, `category`) `value`.
+    /// Removes the exclusion of `kind` (`id`, `category`, `tag`) `value`.
     pub async fn remove_exclusion(
         &self,
         account: &str,
@@ -309,15 +314,13 @@ impl Admin<'_> {
     ) -> anyhow::Result<Exclusion> {
         match self {
             Admin::Local { store, .. } => {
-                let record = admin::patterns_record(account)?;
                 let mut removed = None;
-                store
-                    .update(record.label(), record.key(), |current| {
-                        let (new, excluded) = admin::remove_exclusion(current, kind, value, now())?;
-                        removed = Some(excluded);
-                        Ok::<_, AdminRefusal>(new)
-                    })
-                    .await??;
+                Admin::change_record(store, account, |current| {
+                    let (new, excluded) = admin::remove_exclusion(current, kind, value, now())?;
+                    removed = Some(excluded);
+                    Ok(new)
+                })
+                .await?;
                 Ok(Exclusion {
                     excluded: removed.context("an exclusion that was removed")?,
                     until: None,
