@@ -125,10 +125,7 @@ pub fn answer(
     now: UnixMillis,
     store: &mut impl SyncStore,
 ) -> Answer {
-    let lines: Vec<(&str, &[u8])> = headers
-        .iter()
-        .map(|(name, value)| (name.as_str(), value.as_slice()))
-        .collect();
+    let lines = borrowed(headers);
     let request = Request {
         method,
         target,
@@ -136,6 +133,14 @@ pub fn answer(
     };
     let response = noise_filter_core::run(&request, now, store);
     frame(method == "HEAD", response)
+}
+
+/// The request's headers as the core's `Request` borrows them.
+fn borrowed(headers: &[(String, Vec<u8>)]) -> Vec<(&str, &[u8])> {
+    headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_slice()))
+        .collect()
 }
 
 /// Answers one call of the admin API (`noise_filter_core::admin_api`):
@@ -165,10 +170,7 @@ pub fn admin(
             None
         }
     };
-    let lines_in: Vec<(&str, &[u8])> = headers
-        .iter()
-        .map(|(name, value)| (name.as_str(), value.as_slice()))
-        .collect();
+    let lines_in = borrowed(headers);
     let request = Request {
         method,
         target,
