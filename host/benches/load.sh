@@ -9,6 +9,17 @@
 #   DURATION=30s host/benches/load.sh
 #   HOST_ARGS="--max-instance-reuse-count 1" host/benches/load.sh   # a fresh instance per request
 #   TARGET_PATH=/api/v1/filters host/benches/load.sh
+#   ACCEPT_ENCODING=gzip host/benches/load.sh          # compressed answers, both sides
+#   SPIN_BIN=$(path to spin) host/benches/load.sh      # and the component under `spin up`
+#
+# ACCEPT_ENCODING is sent with every request (wrk counts the bytes, it does
+# not decode them); the floor then serves the core's answer for that header,
+# and before measuring each server is asked once to check that it answers in
+# the coding expected (ENCODING, default: ACCEPT_ENCODING's first coding).
+# With SPIN_BIN, each round also runs the first build's component under real
+# Spin (`spin up`, the repository's spin.toml and runtime-config.toml: keys
+# on Spin's SQLite, counters in memory, keys made by the build's binary in
+# the app's `.spin` folder), and the summary gives host / Spin.
 #
 # Comparing trees: save each tree's host binary and component first (so no
 # build runs during the campaign), then give them as BUILDS, space-separated
@@ -34,6 +45,9 @@ KEYS="${KEYS:-800}"
 TARGET_PATH="${TARGET_PATH:-/v1/filters}"
 # Extra `serve` options for the host (word-split on purpose).
 HOST_ARGS="${HOST_ARGS:-}"
+ACCEPT_ENCODING="${ACCEPT_ENCODING:-}"
+ENCODING="${ENCODING:-$(printf '%s' "$ACCEPT_ENCODING" | sed 's/[,;].*//; s/ //g')}"
+SPIN_BIN="${SPIN_BIN:-}"
 
 # Some shells here export RUST_BACKTRACE=1; then every internal error value
 # (the runtime makes some in normal operation) captures a
@@ -65,6 +79,43 @@ for build in "${BUILD_LIST[@]}"; do
   make_keys "$WORK/${build%%=*}" "${paths%%,*}" "$KEYS"
 done
 
+# Real Spin: the app folder as a Spin user has it, serving the first build's
+# component; its keys are made by that build's binary in Spin's own store.
+if [ -n "$SPIN_BIN" ]; then
+  first="${BUILD_LIST[0]#*=}"
+  mkdir -p "$WORK/spin"
+  sed "s|^source = .*|source = \"${first#*,}\"|" "$ROOT/spin-app/spin.toml" >"$WORK/spin/spin.toml"
+  cp "$ROOT/spin-app/runtime-config.toml" "$WORK/spin/"
+  make_keys "$WORK/spin/.spin" "${first%%,*}" "$KEYS"
+  cp "$WORK/spin/.spin/keys.txt" "$WORK/spin/keys.txt"
+fi
+
+# start_spin: `spin up` in $WORK/spin on a free port; sets URL, adds the pid.
+start_spin() {
+  local port
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  (cd "$WORK/spin" && SPIN_DISABLE_TELEMETRY=1 exec "$SPIN_BIN" up --runtime-config-file runtime-config.toml \
+    --listen "127.0.0.1:$port" >"$WORK/spin.out" 2>"$WORK/spin.err") &
+  PIDS+=("$!")
+  for _ in $(seq 1 600); do
+    if grep -q "Serving http://" "$WORK/spin.out" 2>/dev/null; then URL="http://127.0.0.1:$port"; return; fi
+    sleep 0.1
+  done
+  echo "spin up did not start: $(cat "$WORK/spin.err")" >&2
+  exit 1
+}
+
+# check_coding URL KEYS: the server answers an authorized GET in the coding
+# expected (none when no ACCEPT_ENCODING), so no figure is taken on the
+# wrong bytes.
+check_coding() {
+  local got
+  got="$(curl -s -o /dev/null -D - -H "Authorization: Bearer $(head -1 "$2")" \
+    ${ACCEPT_ENCODING:+-H "Accept-Encoding: $ACCEPT_ENCODING"} "$1$TARGET_PATH" |
+    tr -d '\r' | awk -F': ' 'tolower($1) == "content-encoding" { print $2 }')"
+  [ "$got" = "$ENCODING" ] || { echo "$1 answered in '${got}', not '${ENCODING}'" >&2; exit 1; }
+}
+
 # CPU time a process has used, in clock ticks (user + system).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
@@ -72,6 +123,8 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # in ms; cpu: the server's own CPU time per request, in µs).
 measure() {
   local url="$1" pid="$2" keys="$3" out="$WORK/wrk.txt" before after
+  check_coding "$url" "$keys"
+  export NF_ACCEPT="$ACCEPT_ENCODING"
   NF_KEYS="$keys" NF_PATH="$TARGET_PATH" \
     wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$ROOT/host/benches/keys.lua" "$url" >/dev/null # warm-up
   before="$(cpu_ticks "$pid")"
@@ -104,6 +157,7 @@ ROUNDS="${ROUNDS:-3}"
 rows=""
 declare -A host_all ratios
 floor_all=""
+spin_all=""
 for round in $(seq 1 "$ROUNDS"); do
   for build in "${BUILD_LIST[@]}"; do
     name="${build%%=*}"
@@ -118,7 +172,8 @@ for round in $(seq 1 "$ROUNDS"); do
     rows+="| $round | $name (wasmtime + component + SQLite) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
     host_all[$name]+="$rps $p50 $p99 $cpu"$'\n'
 
-    start floor "$FLOOR" floor --listen 127.0.0.1:0 --target "$TARGET_PATH"
+    start floor "$FLOOR" floor --listen 127.0.0.1:0 --target "$TARGET_PATH" \
+      ${ACCEPT_ENCODING:+--accept-encoding "$ACCEPT_ENCODING"}
     read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}" "$WORK/$name/keys.txt")"
     [ -n "$rps" ] || exit 1
     kill "${PIDS[-1]}"
@@ -126,12 +181,21 @@ for round in $(seq 1 "$ROUNDS"); do
     floor_all+="$rps $p50 $p99 $cpu"$'\n'
     ratios[$name]+="$(awk -v h="$host_rps_round" -v f="$rps" 'BEGIN { printf "%.1f", 100 * h / f }')"$'\n'
   done
+  if [ -n "$SPIN_BIN" ]; then
+    start_spin
+    read -r rps p50 p99 cpu <<<"$(measure "$URL" "${PIDS[-1]}" "$WORK/spin/keys.txt")"
+    [ -n "$rps" ] || exit 1
+    kill "${PIDS[-1]}"
+    wait "${PIDS[-1]}" 2>/dev/null || true
+    rows+="| $round | spin up (Spin $("$SPIN_BIN" --version | awk '{ print $2 }'), same component) | $rps | ${p50} ms | ${p99} ms | $cpu µs |"$'\n'
+    spin_all+="$rps $p50 $p99 $cpu"$'\n'
+  fi
 done
 
 median() { printf '%s' "$1" | sort -n -k1,1 | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }'; }
 read -r floor_rps floor_p50 floor_p99 floor_cpu <<<"$(median "$floor_all")"
 cat <<TABLE
-wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores), $ROUNDS rounds, host options: ${HOST_ARGS:-(defaults)}
+wrk -t$THREADS -c$CONNECTIONS -d$DURATION, GET $TARGET_PATH with a valid key (200, $(nproc) cores), Accept-Encoding: ${ACCEPT_ENCODING:-(none)}, $ROUNDS rounds, host options: ${HOST_ARGS:-(defaults)}
 
 | round | server | requests/s | p50 | p99 | server CPU per request |
 |---|---|---:|---:|---:|---:|
@@ -149,3 +213,12 @@ $name / floor throughput, median rounds: ${ratio} %
 $name / floor throughput per round: ${each_round} %; median $(median "${ratios[$name]}") %
 TABLE
 done
+if [ -n "$SPIN_BIN" ]; then
+  read -r spin_rps spin_p50 spin_p99 spin_cpu <<<"$(median "$spin_all")"
+  first="${BUILD_LIST[0]%%=*}"
+  read -r host_rps _ <<<"$(median "${host_all[$first]}")"
+  cat <<TABLE
+spin up, median round: $spin_rps req/s (p50 $spin_p50 ms, p99 $spin_p99 ms, $spin_cpu µs CPU)
+$first / spin up throughput, median rounds: $(awk -v h="$host_rps" -v s="$spin_rps" 'BEGIN { printf "%.1f", h / s }')×
+TABLE
+fi

@@ -184,7 +184,7 @@ pub(crate) fn wasm_test() -> Result {
 /// PATH, else the Spin 4.0.2 that `../shared/tools/spin/install` (beside the
 /// repository, where CI puts it) unpacks. `None`, said aloud, when there is
 /// none: those tests then report themselves skipped.
-fn find_spin() -> Result<Option<PathBuf>> {
+pub(crate) fn find_spin() -> Result<Option<PathBuf>> {
     if let Some(bin) = std::env::var_os("SPIN_BIN") {
         return Ok(Some(PathBuf::from(bin)));
     }
@@ -245,7 +245,7 @@ fn ensure_debian_packages(wanted: &[(&str, &str)]) -> Result {
     )
 }
 
-fn on_path(command: &str) -> bool {
+pub(crate) fn on_path(command: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }

@@ -3,7 +3,7 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `build` (default) | two wasm32 builds of `noise-filter-wasm` (the main entry's, and the matcher-only one without its `handler` feature), `wasm-bindgen`, `wasm-opt`, assembles `npm/dist`, prints sizes |
-//! | `test` | `build`, the native oracle, the Rust binary `noise-filter` (the report's parity test runs both commands), `npm pack`, installs the tarball into `npm/test`, writes the README's snippets (from the README itself) and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`; the report against the Rust binary's: `node/report.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite; the report's page: `browser/report.test.mjs`), nginx in front of the host binary when one is built (`--require-host`: must be), `tsc` 5.9, 6.0 and 7.0 |
+//! | `test` | `build`, the native oracle, the Rust binary `noise-filter` (the report's parity test runs both commands), `npm pack`, installs the tarball into `npm/test`, writes the README's snippets (from the README itself) and runs every suite: Node (with the ReDoS checker `recheck` over every published regex: `node/redos.test.mjs`; the report against the Rust binary's: `node/report.test.mjs`), Bun, Deno, workerd, headless Chromium (Vite; the report's page: `browser/report.test.mjs`), nginx in front of the host binary when one is built (`--require-host`: must be), compressed answers read by Chromium's and Node's `fetch` from that host and from its component under real Spin (`served/decode.test.mjs`), `tsc` 5.9, 6.0 and 7.0 |
 //! | `bench` | `build`, the oracle (for its events), then `npm/test/bench/matcher.mjs`, the catalog's regexes in V8 on long texts (`npm/test/bench/regex.mjs`), and the report over a million events (the core's benchmark writes them and times the native report; `npm/test/bench/report.mjs` times the npm command and the page in Chromium) |
 //!
 //! The matcher-only wasm, the one a browser page downloads, is built with a
@@ -613,6 +613,11 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
     if let Some(proxy) = proxy_suite(&tests, host)? {
         suites.push(("proxy", proxy));
     }
+    // Compressed answers read by Chromium's and Node's fetch from the host
+    // binary and from the component under real Spin.
+    if let Some(served) = served_suite(&tests, host)? {
+        suites.push(("served", served));
+    }
     // The types and the README's TypeScript under each TypeScript the
     // package supports: 5.9, 6.0 and 7.0 (the native compiler, published
     // as `typescript` 7), installed side by side under aliases.
@@ -669,6 +674,36 @@ fn proxy_suite(tests: &Path, host: Host) -> Result<Option<Command>> {
         .args(["--test", "proxy/proxy.test.mjs"])
         .env("NOISE_FILTER_HOST_BIN", bin)
         .env("NOISE_FILTER_COMPONENT", component);
+    Ok(Some(c))
+}
+
+/// The suite of compressed answers read by real clients
+/// (`npm/test/served/`): the host binary and its component, and Spin when
+/// there is one (`SPIN_BIN`, PATH, or the one CI unpacks); `None`, said
+/// aloud, when there is no host and `host` allows skipping it.
+fn served_suite(tests: &Path, host: Host) -> Result<Option<Command>> {
+    let Some(bin) = crate::embed::host_binary(host)? else {
+        eprintln!("no host binary: the suite of compressed answers from real servers is skipped");
+        return Ok(None);
+    };
+    let component = crate::component::build()?;
+    let mut c = Command::new("node");
+    c.current_dir(tests)
+        .args(["--test", "served/decode.test.mjs"])
+        .env("NOISE_FILTER_HOST_BIN", bin)
+        .env("NOISE_FILTER_COMPONENT", component)
+        .env("CHROMIUM", CHROMIUM);
+    match crate::ci::find_spin()? {
+        Some(spin) => {
+            c.env("SPIN_BIN", spin);
+        }
+        // On PATH: the suite runs `spin` itself.
+        None if crate::ci::on_path("spin") => {
+            c.env("SPIN_BIN", "spin");
+        }
+        // find_spin has said the Spin half will be skipped.
+        None => {}
+    }
     Ok(Some(c))
 }
 

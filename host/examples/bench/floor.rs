@@ -1,7 +1,7 @@
 //! `bench floor`: the load benchmark's floor. Bare hyper on the same
 //! runtime settings as `serve`, answering every request with the bytes the
 //! core renders for `GET /v1/filters` (status, headers, body), precomputed
-//! once. Whatever `serve` costs above this is wasmtime, the component and the
+//! once, encoded as the core encodes it for `--accept-encoding`. Whatever `serve` costs above this is wasmtime, the component and the
 //! store.
 
 use std::net::SocketAddr;
@@ -23,15 +23,24 @@ pub(crate) struct FloorArgs {
     /// Request target whose answer is precomputed.
     #[arg(long, default_value = "/v1/filters")]
     target: String,
+    /// The request's `Accept-Encoding`, if any: the floor then serves the
+    /// encoded answer the core gives for it (the same bytes the host sends
+    /// a client that asks so).
+    #[arg(long)]
+    accept_encoding: Option<String>,
 }
 
-/// The core's answer to an authorized `GET target`, as a ready response.
-fn precompute(target: &str) -> hyper::Response<Full<Bytes>> {
+/// The core's answer to an authorized `GET target` (with `accept_encoding`
+/// when given), as a ready response.
+fn precompute(target: &str, accept_encoding: Option<&str>) -> hyper::Response<Full<Bytes>> {
     let now = UnixMillis(noise_filter_host::admin::now().0);
     let key = ApiKey::from_random([1; 24]);
     let mut kv = MemoryStore::new().with_key(&key, "bench");
     let auth = format!("Bearer {}", key.expose());
-    let headers = [("authorization", auth.as_bytes())];
+    let mut headers = vec![("authorization", auth.as_bytes())];
+    if let Some(accept) = accept_encoding {
+        headers.push(("accept-encoding", accept.as_bytes()));
+    }
     let response = noise_filter_core::run(
         &Request {
             method: "GET",
@@ -54,7 +63,7 @@ fn precompute(target: &str) -> hyper::Response<Full<Bytes>> {
 
 /// Serves the precomputed answer until interrupted.
 pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {
-    let template = Arc::new(precompute(&args.target));
+    let template = Arc::new(precompute(&args.target, args.accept_encoding.as_deref()));
     let listener = TcpListener::bind(args.listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
     loop {
