@@ -15,7 +15,8 @@
 # ACCEPT_ENCODING is sent with every request (wrk counts the bytes, it does
 # not decode them); the floor then serves the core's answer for that header,
 # and before measuring each server is asked once to check that it answers in
-# the coding expected (ENCODING, default: ACCEPT_ENCODING's first coding).
+# the coding expected (ENCODING; by default br when ACCEPT_ENCODING names
+# it, else gzip when it names that).
 # With SPIN_BIN, each round also runs the first build's component under real
 # Spin (`spin up`, the repository's spin.toml and runtime-config.toml: keys
 # on Spin's SQLite, counters in memory, keys made by the build's binary in
@@ -46,7 +47,13 @@ TARGET_PATH="${TARGET_PATH:-/v1/filters}"
 # Extra `serve` options for the host (word-split on purpose).
 HOST_ARGS="${HOST_ARGS:-}"
 ACCEPT_ENCODING="${ACCEPT_ENCODING:-}"
-ENCODING="${ENCODING:-$(printf '%s' "$ACCEPT_ENCODING" | sed 's/[,;].*//; s/ //g')}"
+# The coding the core picks for it (brotli over gzip when both are
+# acceptable, for the usual answer); set ENCODING for any other request.
+case "$ACCEPT_ENCODING" in
+  *br*) ENCODING="${ENCODING:-br}" ;;
+  *gzip*) ENCODING="${ENCODING:-gzip}" ;;
+  *) ENCODING="${ENCODING:-}" ;;
+esac
 SPIN_BIN="${SPIN_BIN:-}"
 
 # Some shells here export RUST_BACKTRACE=1; then every internal error value
@@ -59,8 +66,8 @@ command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; e
 cd "$ROOT"
 if [ -z "${BUILDS:-}" ]; then
   cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
-  cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host --example bench
-  BUILDS="host=$TARGET/server/noise-filter-host,$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
+  cargo build --quiet --profile server -p noise-filter-host --bin noise-filter --example bench
+  BUILDS="host=$TARGET/server/noise-filter,$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
 fi
 if [ -z "${FLOOR:-}" ]; then
   [ -x "$TARGET/server/examples/bench" ] ||
@@ -117,7 +124,13 @@ check_coding() {
 }
 
 # CPU time a process has used, in clock ticks (user + system).
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# With its children's: `spin up` serves from a child process of its own.
+cpu_ticks() {
+  local ticks child
+  ticks="$(awk '{ print $14 + $15 }' "/proc/$1/stat")"
+  for child in $(pgrep -P "$1"); do ticks=$((ticks + $(cpu_ticks "$child"))); done
+  echo "$ticks"
+}
 
 # Runs wrk against the server with pid $2; prints "rps p50 p99 cpu" (latencies
 # in ms; cpu: the server's own CPU time per request, in µs).

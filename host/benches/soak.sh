@@ -37,8 +37,8 @@ if [ -n "${HOST_BIN:-}" ]; then
   COMPONENT="${COMPONENT:?COMPONENT is needed with HOST_BIN}"
 else
   cargo build --quiet -p noise-filter-spin --target wasm32-wasip2 --profile component
-  cargo build --quiet --profile server -p noise-filter-host --bin noise-filter-host
-  HOST="$TARGET/server/noise-filter-host"
+  cargo build --quiet --profile server -p noise-filter-host --bin noise-filter
+  HOST="$TARGET/server/noise-filter"
   COMPONENT="$TARGET/wasm32-wasip2/component/noise_filter_spin.wasm"
 fi
 
