@@ -25,6 +25,9 @@ const MIN_RECALL: f64 = 0.92;
 /// written: a floor under the figure measured (docs/CATALOG.md), so a
 /// release that loses held-out noise fails.
 const MIN_HELD_OUT_RECALL: f64 = 0.70;
+/// On the second round's held-out part, frozen before that round's
+/// patterns were written: a floor under its measured 8 / 12.
+const MIN_SECOND_HELD_OUT_RECALL: f64 = 0.66;
 /// The default threshold of both API variants.
 const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
@@ -278,6 +281,11 @@ fn catalog_catches_noise_and_never_a_real_error() {
         first_held_out.all.recall() >= MIN_HELD_OUT_RECALL,
         "held-out recall {:.3} below {MIN_HELD_OUT_RECALL}",
         first_held_out.all.recall()
+    );
+    assert!(
+        second_held_out.all.recall() >= MIN_SECOND_HELD_OUT_RECALL,
+        "second held-out recall {:.3} below {MIN_SECOND_HELD_OUT_RECALL}",
+        second_held_out.all.recall()
     );
     // The rule only adds: an event a pattern catches stays caught.
     assert!(whole.with_rule.caught >= whole.all.caught);
