@@ -25,6 +25,9 @@ const MIN_RECALL: f64 = 0.92;
 /// written: a floor under the figure measured (docs/CATALOG.md), so a
 /// release that loses held-out noise fails.
 const MIN_HELD_OUT_RECALL: f64 = 0.70;
+/// On the second round's held-out part, frozen before that round's
+/// patterns were written: a floor under its measured 8 / 12.
+const MIN_SECOND_HELD_OUT_RECALL: f64 = 0.66;
 /// The default threshold of both API variants.
 const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
@@ -64,6 +67,15 @@ struct Part {
     real: u32,
     false_positives: Vec<String>,
     missed: Vec<String>,
+    /// With the first-party rule, where the event's application is known
+    /// (`first_party` in the file); without it elsewhere.
+    with_rule: Tally,
+    with_rule_per_category: BTreeMap<String, Tally>,
+    with_rule_false_positives: Vec<String>,
+    /// Noise events the rule alone catches.
+    caught_by_rule: Vec<String>,
+    /// Events (noise, real) whose application's code is known.
+    known_first_party: (u32, u32),
 }
 
 impl Part {
@@ -83,6 +95,21 @@ impl Part {
         for m in &self.missed {
             println!("  missed: {m}");
         }
+        println!(
+            "  with the first-party rule (application known for {} noise, {} real): \
+             recall {}, false positives {}/{}",
+            self.known_first_party.0,
+            self.known_first_party.1,
+            self.with_rule.show(),
+            self.with_rule_false_positives.len(),
+            self.real
+        );
+        for (category, tally) in &self.with_rule_per_category {
+            println!("    {category:<20} {}", tally.show());
+        }
+        for m in &self.caught_by_rule {
+            println!("    caught by the rule alone: {m}");
+        }
     }
 }
 
@@ -97,6 +124,10 @@ fn measure<'e>(
     let mut part = Part::default();
     for e in events {
         let verdict = matcher.classify(&e.event());
+        let first_party = e.first_party();
+        let ruled = first_party.map(|rule| matcher.clone().with_first_party(rule));
+        let with_rule = ruled.as_ref().unwrap_or(matcher).classify(&e.event());
+        let known = u32::from(ruled.is_some());
         match e.label.as_str() {
             "noise" => {
                 let category = e
@@ -113,6 +144,16 @@ fn measure<'e>(
                     .entry(category.clone())
                     .or_default()
                     .add(verdict.noise);
+                part.known_first_party.0 += known;
+                part.with_rule.add(with_rule.noise);
+                part.with_rule_per_category
+                    .entry(category.clone())
+                    .or_default()
+                    .add(with_rule.noise);
+                if with_rule.noise && !verdict.noise {
+                    part.caught_by_rule
+                        .push(format!("[{category}] {}", e.texts().join(" | ")));
+                }
                 let mut tags: Vec<&'static str> = everything
                     .classify(&e.event())
                     .matches
@@ -131,6 +172,15 @@ fn measure<'e>(
             }
             "real" => {
                 part.real += 1;
+                part.known_first_party.1 += known;
+                if with_rule.noise {
+                    part.with_rule_false_positives.push(format!(
+                        "{:?} matched {:?} ({})",
+                        e.texts(),
+                        with_rule.matches,
+                        e.source
+                    ));
+                }
                 assert!(
                     e.category.is_none(),
                     "a real event has no category: {}",
@@ -151,6 +201,9 @@ fn measure<'e>(
     part
 }
 
+/// The parts of the set, in the file's order (docs/CATALOG.md, "Parts").
+const PARTS: [&str; 4] = ["development", "held-out", "development-2", "held-out-2"];
+
 #[test]
 fn catalog_catches_noise_and_never_a_real_error() {
     let events = eval::events();
@@ -158,18 +211,21 @@ fn catalog_catches_noise_and_never_a_real_error() {
     let everything = Matcher::builtin(0.0);
     for e in &events {
         assert!(
-            matches!(e.part.as_deref(), None | Some("development" | "held-out")),
+            e.part.as_deref().is_none_or(|p| PARTS.contains(&p)),
             "unknown part {:?} ({})",
             e.part,
             e.source
         );
     }
+    let measure_part = |part: Option<&str>| {
+        measure(
+            events.iter().filter(|e| e.part.as_deref() == part),
+            &matcher,
+            &everything,
+        )
+    };
     let whole = measure(events.iter(), &matcher, &everything);
-    let earlier = measure(
-        events.iter().filter(|e| e.part.is_none()),
-        &matcher,
-        &everything,
-    );
+    let earlier = measure_part(None);
     let development = measure(
         events.iter().filter(|e| !e.held_out()),
         &matcher,
@@ -180,15 +236,17 @@ fn catalog_catches_noise_and_never_a_real_error() {
         &matcher,
         &everything,
     );
+    let parts: Vec<Part> = PARTS.iter().map(|p| measure_part(Some(p))).collect();
     whole.print("whole set");
-    development.print("development part (earlier releases' events and this release's)");
-    held_out.print("held-out part");
-    println!(
-        "earlier releases' events: recall {}, false positives {}/{}",
-        earlier.all.show(),
-        earlier.false_positives.len(),
-        earlier.real
-    );
+    development.print("development (earlier releases' events and both rounds' development parts)");
+    held_out.print("held-out (both rounds)");
+    earlier.print("earlier releases' events");
+    for (name, part) in PARTS.iter().zip(&parts) {
+        part.print(name);
+    }
+    let [_, first_held_out, _, second_held_out] = &parts[..] else {
+        unreachable!("four parts")
+    };
 
     assert!(
         events.len() >= 400 && 3 * whole.real as usize >= events.len(),
@@ -196,16 +254,23 @@ fn catalog_catches_noise_and_never_a_real_error() {
         whole.all.total,
         whole.real
     );
-    assert!(
-        held_out.all.total >= 20 && held_out.real >= 5,
-        "the held-out part has {} noise and {} real events",
-        held_out.all.total,
-        held_out.real
-    );
+    for (part, noise, real) in [(first_held_out, 20, 5), (second_held_out, 10, 3)] {
+        assert!(
+            part.all.total >= noise && part.real >= real,
+            "a held-out part has {} noise and {} real events",
+            part.all.total,
+            part.real
+        );
+    }
     assert!(
         whole.false_positives.is_empty(),
         "real errors matched:\n{}",
         whole.false_positives.join("\n")
+    );
+    assert!(
+        whole.with_rule_false_positives.is_empty(),
+        "real errors matched with the first-party rule:\n{}",
+        whole.with_rule_false_positives.join("\n")
     );
     assert!(
         earlier.all.recall() >= MIN_RECALL,
@@ -213,8 +278,15 @@ fn catalog_catches_noise_and_never_a_real_error() {
         earlier.all.recall()
     );
     assert!(
-        held_out.all.recall() >= MIN_HELD_OUT_RECALL,
+        first_held_out.all.recall() >= MIN_HELD_OUT_RECALL,
         "held-out recall {:.3} below {MIN_HELD_OUT_RECALL}",
-        held_out.all.recall()
+        first_held_out.all.recall()
     );
+    assert!(
+        second_held_out.all.recall() >= MIN_SECOND_HELD_OUT_RECALL,
+        "second held-out recall {:.3} below {MIN_SECOND_HELD_OUT_RECALL}",
+        second_held_out.all.recall()
+    );
+    // The rule only adds: an event a pattern catches stays caught.
+    assert!(whole.with_rule.caught >= whole.all.caught);
 }

@@ -3,7 +3,7 @@
 #![allow(unreachable_pub, dead_code)]
 //! test runs natively and under wasm.
 
-use noise_filter_core::Event;
+use noise_filter_core::{Event, FirstParty};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -13,10 +13,11 @@ pub struct LabelledEvent {
     /// per-category recall is computed over). Absent on real events.
     #[serde(default)]
     pub category: Option<String>,
-    /// `Some("held-out")` for the part frozen before the patterns written
-    /// for it, `Some("development")` for the events added with it that
-    /// patterns were written with in view, absent for the events of earlier
-    /// releases (docs/CATALOG.md, "The evaluation set").
+    /// `Some("held-out")` (`"held-out-2"` for the second round) for a part
+    /// frozen before the patterns written for it, `Some("development")`
+    /// (`"development-2"`) for the events added with it that patterns were
+    /// written with in view, absent for the events of earlier releases
+    /// (docs/CATALOG.md, "The evaluation set").
     #[serde(default)]
     pub part: Option<String>,
     #[serde(default)]
@@ -26,12 +27,36 @@ pub struct LabelledEvent {
     #[serde(default)]
     pub user_agent: Option<String>,
     pub source: String,
+    /// Where the application's own code lives, as the event's source shows
+    /// (its origins, or path prefixes for file paths); absent when the
+    /// source does not say. The first-party rule is measured with it.
+    #[serde(default)]
+    pub first_party: Option<FirstPartyEntry>,
+}
+
+/// The application's own code: the first-party rule's two lists.
+#[derive(Debug, Deserialize)]
+pub struct FirstPartyEntry {
+    #[serde(default)]
+    pub origins: Vec<String>,
+    #[serde(default)]
+    pub paths: Vec<String>,
 }
 
 impl LabelledEvent {
-    /// Whether the event is in the held-out part.
+    /// Whether the event is in a held-out part (of either round).
     pub fn held_out(&self) -> bool {
-        self.part.as_deref() == Some("held-out")
+        self.part
+            .as_deref()
+            .is_some_and(|p| p.starts_with("held-out"))
+    }
+
+    /// The first-party rule the event's application would give, if known.
+    pub fn first_party(&self) -> Option<FirstParty> {
+        self.first_party.as_ref().map(|fp| {
+            FirstParty::new(fp.origins.clone(), fp.paths.clone())
+                .unwrap_or_else(|e| panic!("first_party of {}: {e}", self.source))
+        })
     }
 
     pub fn event(&self) -> Event {
