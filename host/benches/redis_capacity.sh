@@ -55,7 +55,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 mkdir -p "$WORK/state"
 "$HOST_BIN" --state-dir "$WORK/state" --store "$STORE" keys create --account bench --label bench \
-  --count "$KEYS" >"$WORK/keys.txt"
+  --count "$KEYS" >"$WORK/keys.txt" 2>/dev/null
 start host "$HOST_BIN" --state-dir "$WORK/state" --store "$STORE" serve \
   --listen 127.0.0.1:0 --component "$COMPONENT"
 HOST_PID="${PIDS[-1]}"
@@ -76,13 +76,15 @@ rcli INFO commandstats >"$WORK/commandstats.txt"
 requests="$(awk '/requests in/ { print $1 }' "$WORK/wrk.txt")"
 rps="$(awk '/Requests\/sec/ { print $2 }' "$WORK/wrk.txt")"
 p99="$(awk '$1 == "99%" { print $2 }' "$WORK/wrk.txt")"
-commands="$(awk -F'[=,]' '/^cmdstat_/ { s += $2 } END { print s }' "$WORK/commandstats.txt")"
+# The host's commands: this script's own (INFO, CONFIG RESETSTAT) left out.
+grep -v -e '^cmdstat_info:' -e '^cmdstat_config' "$WORK/commandstats.txt" >"$WORK/host_commands.txt" || true
+commands="$(awk -F'[=,]' '/^cmdstat_/ { s += $2 } END { print s }' "$WORK/host_commands.txt")"
 ticks="$(getconf CLK_TCK)"
 
 echo "## commands (INFO commandstats, $requests requests)"
 awk -F'[:=,]' -v n="$requests" '/^cmdstat_/ {
   printf "%-10s %10d calls  %.2f a request  %.2f µs a call\n", substr($1, 9), $3, $3 / n, $7 }' \
-  "$WORK/commandstats.txt"
+  "$WORK/host_commands.txt"
 echo
 echo "| duration | connections | host req/s | p99 | commands a request | Redis CPU a request | host CPU a request | Redis's ceiling (1 s / its CPU a request) | hosts one Redis carries at this host's rate |"
 echo "|---|---|---|---|---|---|---|---|---|"
