@@ -193,3 +193,33 @@ fn a_master_killed_mid_run_costs_requests_their_deadline_until_its_replica_serve
     assert!(list.contains(&hash_prefix(&key)) && list.contains(&hash_prefix(&second)));
     assert_eq!(host.get("/v1/filters", &second).status, 200);
 }
+
+/// A cluster over TLS (`tls-cluster yes`, certificates from a private
+/// authority): `rediss+cluster://` with `--redis-ca-file` administers and
+/// serves, the records landing in the cluster.
+#[test]
+fn rediss_cluster_with_a_private_authority() {
+    let certs = TempDir::new("cluster-tls");
+    let tls = support::TlsFiles::private_authority(certs.path());
+    let Some(cluster) = RedisCluster::start_with(false, Some(&tls)) else {
+        return;
+    };
+    let url = cluster.tls_url.clone().unwrap();
+    let store = ["--store", url.as_str(), "--redis-ca-file", tls.ca.as_str()];
+    let state = TempDir::new("cluster-tls-state");
+    let key = support::create_key(state.path(), &store, "acme");
+    let host = Host::start(state.path(), &store);
+    assert_eq!(host.get("/v1/filters", &key).status, 200);
+    let record = record_of(&key);
+    let master = cluster.master_of(&record, 0);
+    let stored: Option<Vec<u8>> = redis::cmd("GET")
+        .arg(&record)
+        .query(
+            &mut redis::Client::open(cluster.nodes[master].url.as_str())
+                .unwrap()
+                .get_connection()
+                .unwrap(),
+        )
+        .unwrap();
+    assert!(stored.is_some(), "the key record is in the cluster");
+}

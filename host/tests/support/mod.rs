@@ -775,6 +775,9 @@ pub struct RedisCluster {
     pub nodes: Vec<RedisServer>,
     /// `redis+cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3`: the masters.
     pub url: String,
+    /// `rediss+cluster://…` on the masters' TLS ports, when started with
+    /// TLS.
+    pub tls_url: Option<String>,
 }
 
 /// How long a cluster node may be silent before the others fail it over
@@ -785,18 +788,44 @@ impl RedisCluster {
     /// Three masters, and with `replicas` one replica each. `None`, after
     /// saying so, when `redis-server` or `redis-cli` is not installed.
     pub fn start(replicas: bool) -> Option<RedisCluster> {
+        RedisCluster::start_with(replicas, None)
+    }
+
+    /// The same, and with `tls` each node also listens for TLS on a port
+    /// of its own (`tls_url`), with the cluster's bus over TLS too; the
+    /// plain ports stay open for the test's own checks.
+    pub fn start_with(replicas: bool, tls: Option<&TlsFiles>) -> Option<RedisCluster> {
         if Command::new("redis-cli").arg("--version").output().is_err() {
             println!("SKIPPED: redis-cli is not on PATH (apt-get install redis-tools)");
             return None;
         }
         let timeout = CLUSTER_NODE_TIMEOUT_MS.to_string();
         let count = if replicas { 6 } else { 3 };
-        let mut nodes = Vec::new();
+        let (mut nodes, mut tls_ports) = (Vec::new(), Vec::new());
         for _ in 0..count {
             // The bus on a port of its own: port + 10000, the default, may
             // be taken or past 65535.
             let bus = free_port().to_string();
-            nodes.push(RedisServer::start_with(&[
+            let tls_port = free_port().to_string();
+            let tls_args: Vec<&str> = match tls {
+                Some(files) => vec![
+                    "--tls-port",
+                    &tls_port,
+                    "--tls-cluster",
+                    "yes",
+                    "--tls-cert-file",
+                    &files.cert,
+                    "--tls-key-file",
+                    &files.key,
+                    "--tls-ca-cert-file",
+                    &files.ca,
+                    "--tls-auth-clients",
+                    "no",
+                ],
+                None => vec![],
+            };
+            tls_ports.push(format!("127.0.0.1:{tls_port}"));
+            let plain: &[&str] = &[
                 "--save",
                 "",
                 "--appendonly",
@@ -809,15 +838,23 @@ impl RedisCluster {
                 &timeout,
                 "--cluster-port",
                 &bus,
-            ])?);
+            ];
+            nodes.push(RedisServer::start_with(&[plain, &tls_args].concat())?);
         }
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let out = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(&addrs)
+        // With TLS the nodes meet over it: their addresses are the TLS
+        // ports.
+        let mut create = Command::new("redis-cli");
+        match tls {
+            Some(files) => create
+                .args(["--tls", "--cacert", &files.ca, "--cluster", "create"])
+                .args(&tls_ports),
+            None => create.args(["--cluster", "create"]).args(&addrs),
+        };
+        let out = create
             .args(["--cluster-replicas", if replicas { "1" } else { "0" }])
             .arg("--cluster-yes")
             .output()
@@ -830,6 +867,7 @@ impl RedisCluster {
         );
         let cluster = RedisCluster {
             url: format!("redis+cluster://{}", addrs[..3].join(",")),
+            tls_url: tls.map(|_| format!("rediss+cluster://{}", tls_ports[..3].join(","))),
             nodes,
         };
         cluster.wait_until_ready();
@@ -942,5 +980,88 @@ impl RedisServer {
             .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
             .and_then(|mut con| redis::cmd(command).arg(section).query(&mut con))
             .unwrap_or_default()
+    }
+}
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs (apt-get install openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A private certificate authority and a server certificate it signed for
+/// `127.0.0.1`, made by `openssl`: the paths of the PEM files.
+pub struct TlsFiles {
+    pub cert: String,
+    pub key: String,
+    pub ca: String,
+}
+
+impl TlsFiles {
+    /// Makes them in `dir`.
+    pub fn private_authority(dir: &Path) -> TlsFiles {
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let ca = [
+            &["req", "-x509"][..],
+            &ec,
+            &["-keyout", "ca.key", "-out", "ca.crt"],
+        ]
+        .concat();
+        openssl(
+            dir,
+            &[
+                &ca[..],
+                &["-days", "2", "-subj", "/CN=noise-filter test CA"],
+            ]
+            .concat(),
+        );
+        let csr = [
+            &["req"][..],
+            &ec,
+            &["-keyout", "server.key", "-out", "server.csr"],
+        ]
+        .concat();
+        openssl(dir, &[&csr[..], &["-subj", "/CN=127.0.0.1"]].concat());
+        std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "server.crt",
+                "-days",
+                "2",
+                "-extfile",
+                "ext",
+            ],
+        );
+        let file = |name: &str| dir.join(name).display().to_string();
+        TlsFiles {
+            cert: file("server.crt"),
+            key: file("server.key"),
+            ca: file("ca.crt"),
+        }
     }
 }
