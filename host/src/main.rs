@@ -91,10 +91,13 @@ struct StoreArgs {
     /// repository, else `./.spin`.
     #[arg(long, global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
-    /// Store of the `default` label (keys, custom patterns): `sqlite` or
-    /// `redis://[user:password@]host:port[/db]` (`rediss://` for TLS). Give
-    /// a URL with a password through the environment, not the command line
-    /// (`ps` shows the command line).
+    /// Store of the `default` label (keys, custom patterns): `sqlite`,
+    /// `redis://[user:password@]host:port[/db]` (`rediss://` for TLS), or a
+    /// Redis Cluster (or Valkey cluster):
+    /// `redis+cluster://[user:password@]host:port[,host:port…]`
+    /// (`rediss+cluster://` for TLS; any reachable node finds the rest).
+    /// Give a URL with a password through the environment, not the command
+    /// line (`ps` shows the command line).
     #[arg(
         long,
         global = true,
@@ -104,8 +107,9 @@ struct StoreArgs {
         hide_env_values = true
     )]
     store: StoreSpec,
-    /// Store of the `rate` label (counters): `memory`, `sqlite` or
-    /// `redis://…`. Default: `memory`, or the same Redis as `--store`.
+    /// Store of the `rate` label (counters): `memory`, `sqlite`,
+    /// `redis://…` or `redis+cluster://…`. Default: `memory`, or the same
+    /// Redis as `--store`.
     #[arg(
         long,
         global = true,
@@ -121,7 +125,7 @@ struct StoreArgs {
           default_value_t = store::DEFAULT_DEADLINE.as_millis() as u64,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     store_timeout_ms: u64,
-    /// For `rediss://` stores: a PEM file of the certificate authorities
+    /// For `rediss://` and `rediss+cluster://` stores: a PEM file of the certificate authorities
     /// that sign the server's certificate (a managed Redis' CA, a private
     /// CA). Default: the system's trust store.
     #[arg(

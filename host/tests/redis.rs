@@ -232,20 +232,6 @@ fn three_hosts_on_one_redis() {
     assert_eq!(hosts[0].get("/v1/filters", &second).status, 401);
 }
 
-/// Runs `openssl` with `args` in `dir`.
-fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("openssl runs (apt-get install openssl)");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A managed Redis with in-transit encryption, as a `redis-server` with a
 /// TLS port and a certificate from a private authority: `rediss://` with
 /// `--redis-ca-file` serves and administers; without the authority the
@@ -253,59 +239,9 @@ fn openssl(dir: &std::path::Path, args: &[&str]) {
 #[test]
 fn rediss_with_a_private_authority() {
     let certs = TempDir::new("redis-tls");
-    let dir = certs.path();
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let ca = [
-        &["req", "-x509"][..],
-        &ec,
-        &["-keyout", "ca.key", "-out", "ca.crt"],
-    ]
-    .concat();
-    openssl(
-        dir,
-        &[
-            &ca[..],
-            &["-days", "2", "-subj", "/CN=noise-filter test CA"],
-        ]
-        .concat(),
-    );
-    let csr = [
-        &["req"][..],
-        &ec,
-        &["-keyout", "server.key", "-out", "server.csr"],
-    ]
-    .concat();
-    openssl(dir, &[&csr[..], &["-subj", "/CN=127.0.0.1"]].concat());
-    std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "ext",
-        ],
-    );
+    let tls = support::TlsFiles::private_authority(certs.path());
     let tls_port = support::free_port().to_string();
-    let file = |name: &str| dir.join(name).display().to_string();
-    let (cert, key, ca) = (file("server.crt"), file("server.key"), file("ca.crt"));
+    let (cert, key, ca) = (tls.cert.as_str(), tls.key.as_str(), tls.ca.as_str());
     // The plain port stays open for the test's own checks and readiness.
     let Some(redis) = RedisServer::start_with(&[
         "--save",
@@ -315,18 +251,18 @@ fn rediss_with_a_private_authority() {
         "--tls-port",
         &tls_port,
         "--tls-cert-file",
-        &cert,
+        cert,
         "--tls-key-file",
-        &key,
+        key,
         "--tls-ca-cert-file",
-        &ca,
+        ca,
         "--tls-auth-clients",
         "no",
     ]) else {
         return;
     };
     let url = format!("rediss://127.0.0.1:{tls_port}");
-    let trusted = ["--store", url.as_str(), "--redis-ca-file", ca.as_str()];
+    let trusted = ["--store", url.as_str(), "--redis-ca-file", ca];
 
     let state = TempDir::new("redis-tls-state");
     let api_key = support::create_key(state.path(), &trusted, "acme");

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | [`Backend::Sqlite`] | Spin's default store file, same table and encoding (`sqlite.rs`) | the core's `Counter`: 8-byte LE i64 |
 //! | [`Backend::Memory`] | a map in this process, lost on exit (`memory.rs`) | the core's `Counter` |
-//! | [`Backend::Redis`] | Redis, keys as the core names them, both labels in one keyspace (`redis.rs`) | `INCRBY`: ASCII decimal |
+//! | [`Backend::Redis`] | Redis or a Redis Cluster, keys as the core names them, both labels in one keyspace (`redis.rs`) | `INCRBY`: ASCII decimal |
 //!
 //! Every operation is one atomic store operation: increment is one SQL
 //! statement or one `INCRBY`, compare-and-swap one conditional statement or
@@ -240,7 +240,7 @@ pub enum StoreSpec {
     Sqlite,
     /// In this process.
     Memory,
-    /// `redis://…`.
+    /// `redis://…`, or a cluster: `redis+cluster://…`.
     Redis(String),
 }
 
@@ -253,8 +253,14 @@ impl std::str::FromStr for StoreSpec {
             url if url.starts_with("redis://") || url.starts_with("rediss://") => {
                 Ok(StoreSpec::Redis(url.to_owned()))
             }
+            url if redis::is_cluster(url) => {
+                redis::cluster_nodes(url)?;
+                Ok(StoreSpec::Redis(url.to_owned()))
+            }
             other => Err(format!(
-                "{other:?}: expected sqlite, memory or redis://host:port"
+                "{:?}: expected sqlite, memory, redis://host:port or \
+                 redis+cluster://host:port[,host:port…]",
+                redacted(other)
             )),
         }
     }
@@ -405,6 +411,19 @@ mod tests {
         assert_eq!(
             "redis://127.0.0.1:1".parse(),
             Ok(StoreSpec::Redis("redis://127.0.0.1:1".into()))
+        );
+        assert_eq!(
+            "redis+cluster://10.0.0.1:7000,10.0.0.2:7000".parse(),
+            Ok(StoreSpec::Redis(
+                "redis+cluster://10.0.0.1:7000,10.0.0.2:7000".into()
+            ))
+        );
+        let refused = "redis+cluster://:s3cret@10.0.0.1".parse::<StoreSpec>();
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.contains("host:port") && !e.contains("s3cret")),
+            "{refused:?}"
         );
         assert!("postgres://x".parse::<StoreSpec>().is_err());
     }

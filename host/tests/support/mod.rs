@@ -758,8 +758,310 @@ impl Drop for RedisServer {
 
 impl RedisServer {
     fn resume_quietly(&self) {
+        // Quietly: a killed server's process is gone.
         let _ = Command::new("kill")
             .args(["-CONT", &self.child.id().to_string()])
+            .stderr(Stdio::null())
             .status();
+    }
+}
+
+/// A real Redis Cluster started by the test: `redis-server
+/// --cluster-enabled yes` processes joined by `redis-cli --cluster create`,
+/// three masters (each with a replica when asked), nothing on disk but
+/// each node's cluster file; every node killed when dropped.
+pub struct RedisCluster {
+    /// Masters first, then their replicas, as `--cluster create` pairs them.
+    pub nodes: Vec<RedisServer>,
+    /// `redis+cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3`: the masters.
+    pub url: String,
+    /// `rediss+cluster://…` on the masters' TLS ports, when started with
+    /// TLS.
+    pub tls_url: Option<String>,
+}
+
+/// How long a cluster node may be silent before the others fail it over
+/// (`cluster-node-timeout`): short, so a test's failover takes seconds.
+pub const CLUSTER_NODE_TIMEOUT_MS: u64 = 1_000;
+
+impl RedisCluster {
+    /// Three masters, and with `replicas` one replica each. `None`, after
+    /// saying so, when `redis-server` or `redis-cli` is not installed.
+    pub fn start(replicas: bool) -> Option<RedisCluster> {
+        RedisCluster::start_with(replicas, None)
+    }
+
+    /// The same, and with `tls` each node also listens for TLS on a port
+    /// of its own (`tls_url`), with the cluster's bus over TLS too; the
+    /// plain ports stay open for the test's own checks.
+    pub fn start_with(replicas: bool, tls: Option<&TlsFiles>) -> Option<RedisCluster> {
+        if Command::new("redis-cli").arg("--version").output().is_err() {
+            println!("SKIPPED: redis-cli is not on PATH (apt-get install redis-tools)");
+            return None;
+        }
+        let timeout = CLUSTER_NODE_TIMEOUT_MS.to_string();
+        let count = if replicas { 6 } else { 3 };
+        let (mut nodes, mut tls_ports) = (Vec::new(), Vec::new());
+        for _ in 0..count {
+            // The bus on a port of its own: port + 10000, the default, may
+            // be taken or past 65535.
+            let bus = free_port().to_string();
+            let tls_port = free_port().to_string();
+            let tls_args: Vec<&str> = match tls {
+                Some(files) => vec![
+                    "--tls-port",
+                    &tls_port,
+                    "--tls-cluster",
+                    "yes",
+                    "--tls-cert-file",
+                    &files.cert,
+                    "--tls-key-file",
+                    &files.key,
+                    "--tls-ca-cert-file",
+                    &files.ca,
+                    "--tls-auth-clients",
+                    "no",
+                ],
+                None => vec![],
+            };
+            tls_ports.push(format!("127.0.0.1:{tls_port}"));
+            let plain: &[&str] = &[
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                &timeout,
+                "--cluster-port",
+                &bus,
+            ];
+            nodes.push(RedisServer::start_with(&[plain, &tls_args].concat())?);
+        }
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        // With TLS the nodes meet over it: their addresses are the TLS
+        // ports.
+        let mut create = Command::new("redis-cli");
+        match tls {
+            Some(files) => create
+                .args(["--tls", "--cacert", &files.ca, "--cluster", "create"])
+                .args(&tls_ports),
+            None => create.args(["--cluster", "create"]).args(&addrs),
+        };
+        let out = create
+            .args(["--cluster-replicas", if replicas { "1" } else { "0" }])
+            .arg("--cluster-yes")
+            .output()
+            .expect("redis-cli runs");
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cluster = RedisCluster {
+            url: format!("redis+cluster://{}", addrs[..3].join(",")),
+            tls_url: tls.map(|_| format!("rediss+cluster://{}", tls_ports[..3].join(","))),
+            nodes,
+        };
+        cluster.wait_until_ready();
+        Some(cluster)
+    }
+
+    /// Until every node sees the cluster whole (`cluster_state:ok`, every
+    /// node known) and every replica is in sync with its master.
+    fn wait_until_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for node in &self.nodes {
+            loop {
+                let info = node.info("CLUSTER", "INFO");
+                let replication = node.info("INFO", "replication");
+                let ready = info.contains("cluster_state:ok")
+                    && info.contains(&format!("cluster_known_nodes:{}", self.nodes.len()))
+                    && (replication.contains("role:master")
+                        || replication.contains("master_link_status:up"));
+                if ready {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "cluster not ready on {}: {info}{replication}",
+                    node.port
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    /// The node that is master of `key`'s slot now, asked of `via`.
+    pub fn master_of(&self, key: &str, via: usize) -> usize {
+        let mut con = redis::Client::open(self.nodes[via].url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let slot: i64 = redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut con)
+            .unwrap();
+        let ranges: Vec<(i64, i64, (String, u16))> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query::<Vec<redis::Value>>(&mut con)
+            .unwrap()
+            .into_iter()
+            .map(|range| {
+                let redis::Value::Array(range) = range else {
+                    panic!("{range:?}")
+                };
+                let master: Vec<redis::Value> = redis::from_redis_value(&range[2]).unwrap();
+                (
+                    redis::from_redis_value(&range[0]).unwrap(),
+                    redis::from_redis_value(&range[1]).unwrap(),
+                    (
+                        redis::from_redis_value(&master[0]).unwrap(),
+                        redis::from_redis_value(&master[1]).unwrap(),
+                    ),
+                )
+            })
+            .collect();
+        let (_, _, (_, port)) = ranges
+            .iter()
+            .find(|(start, end, _)| (*start..=*end).contains(&slot))
+            .unwrap_or_else(|| panic!("no master for slot {slot}"));
+        self.nodes.iter().position(|n| n.port == *port).unwrap()
+    }
+
+    /// The indexes of the nodes that are masters now (of those running).
+    pub fn masters(&self, running: &[usize]) -> Vec<usize> {
+        running
+            .iter()
+            .copied()
+            .filter(|i| {
+                self.nodes[*i]
+                    .info("INFO", "replication")
+                    .contains("role:master")
+            })
+            .collect()
+    }
+
+    /// The `default` label (`key/…` and `account/…` values) gathered from
+    /// the masters among `running`, as a core [`MemoryStore`].
+    pub fn memory_copy(&self, running: &[usize]) -> MemoryStore {
+        let mut kv = MemoryStore::new();
+        for i in self.masters(running) {
+            let mut con = redis::Client::open(self.nodes[i].url.as_str())
+                .unwrap()
+                .get_connection()
+                .unwrap();
+            let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+            for key in keys
+                .into_iter()
+                .filter(|k| k.starts_with("key/") || k.starts_with("account/"))
+            {
+                let value: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
+                kv.copy_in(StoreLabel::Default, &key, value);
+            }
+        }
+        kv
+    }
+}
+
+impl RedisServer {
+    /// The text of an `INFO`-like command (`CLUSTER INFO`, `INFO
+    /// replication`); empty when the server does not answer.
+    pub fn info(&self, command: &str, section: &str) -> String {
+        redis::Client::open(self.url.as_str())
+            .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+            .and_then(|mut con| redis::cmd(command).arg(section).query(&mut con))
+            .unwrap_or_default()
+    }
+}
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs (apt-get install openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A private certificate authority and a server certificate it signed for
+/// `127.0.0.1`, made by `openssl`: the paths of the PEM files.
+pub struct TlsFiles {
+    pub cert: String,
+    pub key: String,
+    pub ca: String,
+}
+
+impl TlsFiles {
+    /// Makes them in `dir`.
+    pub fn private_authority(dir: &Path) -> TlsFiles {
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let ca = [
+            &["req", "-x509"][..],
+            &ec,
+            &["-keyout", "ca.key", "-out", "ca.crt"],
+        ]
+        .concat();
+        openssl(
+            dir,
+            &[
+                &ca[..],
+                &["-days", "2", "-subj", "/CN=noise-filter test CA"],
+            ]
+            .concat(),
+        );
+        let csr = [
+            &["req"][..],
+            &ec,
+            &["-keyout", "server.key", "-out", "server.csr"],
+        ]
+        .concat();
+        openssl(dir, &[&csr[..], &["-subj", "/CN=127.0.0.1"]].concat());
+        std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "server.crt",
+                "-days",
+                "2",
+                "-extfile",
+                "ext",
+            ],
+        );
+        let file = |name: &str| dir.join(name).display().to_string();
+        TlsFiles {
+            cert: file("server.crt"),
+            key: file("server.key"),
+            ca: file("ca.crt"),
+        }
     }
 }
