@@ -33,6 +33,9 @@ check_wrk() {
 start() {
   local log="$WORK/$1.out"
   shift
+  # Emptied first: a server of the same name from an earlier round left
+  # its address there, and the new one may not have opened the file yet.
+  : >"$log"
   "$@" >"$log" 2>"$log.err" &
   PIDS+=("$!")
   for _ in $(seq 1 200); do

@@ -100,6 +100,7 @@ fi
 # start_spin: `spin up` in $WORK/spin on a free port; sets URL, adds the pid.
 start_spin() {
   local port
+  : >"$WORK/spin.out" # not the last round's "Serving" line
   port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   (cd "$WORK/spin" && SPIN_DISABLE_TELEMETRY=1 exec "$SPIN_BIN" up --runtime-config-file runtime-config.toml \
     --listen "127.0.0.1:$port" >"$WORK/spin.out" 2>"$WORK/spin.err") &
