@@ -22,8 +22,15 @@ mod gzip;
 #[path = "src/literals.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod literals;
-#[path = "src/syntax.rs"]
+#[path = "src/rust_regex.rs"]
 #[allow(dead_code, unreachable_pub)]
+mod rust_regex;
+// Every built-in regex is compiled with Rust's `regex`, with the core's
+// `host-regex` feature too (which `syntax.rs` then reads as its engine).
+#[allow(unused_imports)]
+use rust_regex as host_regex;
+#[path = "src/syntax.rs"]
+#[allow(dead_code, unreachable_pub, unused_imports)]
 mod syntax;
 #[path = "src/tags.rs"]
 #[allow(dead_code, unreachable_pub)]

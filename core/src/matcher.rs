@@ -32,7 +32,6 @@ use std::sync::OnceLock;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
-use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use crate::catalog::{self, BuiltinPattern};
 use crate::event::{Event, EventJson, Field, InvalidEvents, Match, Verdict, message_text};
@@ -42,7 +41,7 @@ use crate::first_party::{
 use crate::literals;
 use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern};
 use crate::pattern_list;
-use crate::syntax;
+use crate::syntax::{self, Regex, RegexSet};
 use crate::tags::Tags;
 
 /// What an automaton hit stands for.
@@ -87,23 +86,28 @@ struct LazyRegex {
     rust: Cow<'static, str>,
     /// Its ECMAScript text, translated here when `rust` is empty.
     ecma: &'static str,
-    compiled: OnceLock<Regex>,
+    /// `None`: it did not compile (not reached: see `is_match`).
+    compiled: OnceLock<Option<Regex>>,
 }
 
 impl LazyRegex {
-    fn get(&self) -> &Regex {
-        self.compiled.get_or_init(|| {
-            let translated;
-            let rust = if self.rust.is_empty() {
-                translated = syntax::translate_regex(self.ecma)
-                    .expect("every built-in regex was translated once in build.rs");
-                translated.as_str()
-            } else {
-                &self.rust
-            };
-            syntax::compile(rust)
-                .expect("every regex kept compiled once before: in build.rs or by its validation")
-        })
+    /// Whether the regex matches `text`. A built-in regex that the engine
+    /// would not compile (none: the npm suite compiles each in every
+    /// runtime) matches nothing rather than panicking.
+    fn is_match(&self, text: &str) -> bool {
+        self.compiled
+            .get_or_init(|| {
+                let translated;
+                let rust = if self.rust.is_empty() {
+                    translated = syntax::translate_regex(self.ecma).ok()?;
+                    translated.as_str()
+                } else {
+                    &self.rust
+                };
+                syntax::compile(rust).ok()
+            })
+            .as_ref()
+            .is_some_and(|regex| regex.is_match(text))
     }
 }
 
@@ -233,7 +237,9 @@ impl Matcher {
                         index,
                         rust,
                         ecma,
-                        compiled,
+                        compiled: compiled.into_inner().map_or_else(OnceLock::new, |regex| {
+                            OnceLock::from(Some(regex))
+                        }),
                     });
                     match found {
                         Some(found) => {
@@ -254,11 +260,7 @@ impl Matcher {
             let sources = unfiltered
                 .iter()
                 .map(|&slot: &usize| regexes[slot].rust.as_ref());
-            let set = RegexSetBuilder::new(sources)
-                .case_insensitive(true)
-                .size_limit(syntax::REGEX_SIZE_LIMIT * 8)
-                .build()
-                .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
+            let set = syntax::compile_set(sources).map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
             Some((set, unfiltered))
         };
         Ok(Matcher {
@@ -415,7 +417,7 @@ impl Matcher {
                     return false;
                 }
                 tried.push(slot);
-                self.regexes[slot].get().is_match(text)
+                self.regexes[slot].is_match(text)
             }
         });
         if found {
@@ -447,14 +449,14 @@ impl Matcher {
         candidates.dedup();
         for &slot in candidates.iter() {
             let regex = &self.regexes[slot];
-            if regex.get().is_match(text) {
+            if regex.is_match(text) {
                 hits.push(regex.index);
             }
         }
         if let Some((set, slots)) = &self.unfiltered {
             hits.extend(
                 set.matches(text)
-                    .iter()
+                    .into_iter()
                     .map(|i| self.regexes[slots[i]].index),
             );
         }
