@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
-use crate::syntax::{REGEX_NEST_LIMIT, SyntaxError};
+use crate::syntax::{REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, SyntaxError};
 
 /// The flags the engine compiles every regex with: code points, no case
 /// folding of its own ([`ecma`] folded it).
@@ -75,13 +75,13 @@ pub(crate) fn compile(rust: &str) -> Result<Regex, SyntaxError> {
         .build()
         .parse(rust)
         .map_err(|e| SyntaxError(format!("regex does not compile: {e}")))?;
+    check_size(&hir)?;
     let source = ecma(&hir)?;
     let engine = ENGINE
         .get()
         .ok_or_else(|| SyntaxError("no regex engine was given to the core".into()))?;
-    let handle = (engine.compile)(&source).ok_or_else(|| {
-        SyntaxError("regex does not compile in this JavaScript engine".into())
-    })?;
+    let handle = (engine.compile)(&source)
+        .ok_or_else(|| SyntaxError("regex does not compile in this JavaScript engine".into()))?;
     Ok(Regex {
         handle,
         is_match: engine.is_match,
@@ -93,6 +93,32 @@ pub(crate) fn compile_set<'r>(
     rust: impl IntoIterator<Item = &'r str>,
 ) -> Result<RegexSet, SyntaxError> {
     RegexSet::new(rust)
+}
+
+/// Refuses a regex that Rust's `regex` refuses as too large once compiled
+/// (`(a{100}){100}`), with its words: the same Thompson NFAs `regex`
+/// builds before it can match, forward then reverse, within the same
+/// bound. Only the compiler is linked; the NFAs are dropped.
+fn check_size(hir: &Hir) -> Result<(), SyntaxError> {
+    use regex_automata::nfa::thompson::{Compiler, Config, WhichCaptures};
+    let forward = Config::new()
+        .utf8(true)
+        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+        .shrink(false);
+    let reverse = forward
+        .clone()
+        .which_captures(WhichCaptures::None)
+        .reverse(true);
+    for config in [forward, reverse] {
+        if let Err(e) = Compiler::new().configure(config).build_from_hir(hir) {
+            return Err(if e.size_limit().is_some() {
+                SyntaxError("regex is too large once compiled; simplify its repetitions".into())
+            } else {
+                SyntaxError(format!("regex does not compile: {e}"))
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Several regexes, each run in turn: the `RegexSet` of the Rust build.

@@ -103,11 +103,11 @@ mod event;
 mod exchange;
 mod exclusion;
 mod first_party;
-#[cfg(feature = "host-regex")]
-mod host_regex;
 #[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod gzip;
+#[cfg(feature = "host-regex")]
+mod host_regex;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -115,6 +115,9 @@ mod literals;
 mod matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 mod memory;
+#[cfg(not(feature = "endpoint"))]
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod packed_id;
 #[cfg(feature = "endpoint")]
 mod params;
 mod pattern;

@@ -237,9 +237,9 @@ impl Matcher {
                         index,
                         rust,
                         ecma,
-                        compiled: compiled.into_inner().map_or_else(OnceLock::new, |regex| {
-                            OnceLock::from(Some(regex))
-                        }),
+                        compiled: compiled
+                            .into_inner()
+                            .map_or_else(OnceLock::new, |regex| OnceLock::from(Some(regex))),
                     });
                     match found {
                         Some(found) => {
@@ -260,7 +260,8 @@ impl Matcher {
             let sources = unfiltered
                 .iter()
                 .map(|&slot: &usize| regexes[slot].rust.as_ref());
-            let set = syntax::compile_set(sources).map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
+            let set = syntax::compile_set(sources)
+                .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
             Some((set, unfiltered))
         };
         Ok(Matcher {

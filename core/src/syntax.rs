@@ -92,10 +92,8 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 /// Longest regex source accepted, in bytes.
 pub const MAX_REGEX_LEN: usize = 512;
 /// Compiled-size bound handed to the `regex` crate: refuses patterns such as
-/// `(a{100}){100}` whose automaton would be huge. (Not with `host-regex`:
-/// the shell's engine has bounds of its own; the service refuses such a
-/// regex when it is added, so no list it serves holds one.)
-#[cfg_attr(feature = "host-regex", allow(dead_code))]
+/// `(a{100}){100}` whose automaton would be huge (with `host-regex`, to
+/// regex-automata's compiler, as `regex` does: `host_regex.rs`).
 pub(crate) const REGEX_SIZE_LIMIT: usize = 256 * 1024;
 /// Deepest nesting of groups and repetitions accepted.
 pub(crate) const REGEX_NEST_LIMIT: u32 = 32;
