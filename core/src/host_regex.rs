@@ -138,9 +138,12 @@ impl RegexSet {
         self.0.iter().any(|r| r.is_match(text))
     }
 
-    /// The indices of the regexes that match `text`, in order.
-    pub(crate) fn matches<'s>(&'s self, text: &'s str) -> impl Iterator<Item = usize> + 's {
-        (0..self.0.len()).filter(move |&i| self.0[i].is_match(text))
+    /// The indices of the regexes that match `text`, in order (a list, as
+    /// `regex`'s `SetMatches` is one).
+    pub(crate) fn matches(&self, text: &str) -> Vec<usize> {
+        (0..self.0.len())
+            .filter(|&i| self.0[i].is_match(text))
+            .collect()
     }
 }
 
@@ -252,8 +255,8 @@ mod tests {
             .case_insensitive(true)
             .build()
             .parse(rust)
-            .unwrap();
-        ecma(&hir).unwrap()
+            .expect("a regex in Rust's syntax");
+        ecma(&hir).expect("printable for the engine")
     }
 
     /// Letters carry their case folding (Kelvin sign, long s); the ASCII
