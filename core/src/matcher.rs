@@ -24,6 +24,12 @@
 //! if need be and compiled when a text first holds one of its literals
 //! ([`LazyRegex`]).
 //! Patterns given at run time are validated, and so compiled, at once.
+//!
+//! **The engine.** Rust's `regex` runs the regexes, or, with the feature
+//! `host-regex` (the npm matcher-only wasm), the shell's own engine, each
+//! regex written by the core for it ([`crate::host_regex`]); the set of
+//! literal-free regexes then runs one regex after another. Everything
+//! above is the core's either way.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -91,20 +97,21 @@ struct LazyRegex {
 }
 
 impl LazyRegex {
-    /// Whether the regex matches `text`. A built-in regex that the engine
-    /// would not compile (none: the npm suite compiles each in every
-    /// runtime) matches nothing rather than panicking.
+    /// Whether the regex matches `text`. A built-in regex that does not
+    /// compile (none with Rust's `regex`: `build.rs` compiled each; with
+    /// the shell's engine, one it would refuse) matches nothing rather than
+    /// panicking.
     fn is_match(&self, text: &str) -> bool {
         self.compiled
             .get_or_init(|| {
-                let translated;
-                let rust = if self.rust.is_empty() {
-                    translated = syntax::translate_regex(self.ecma).ok()?;
-                    translated.as_str()
+                if self.rust.is_empty() {
+                    // Translated and compiled in one go (once, not twice).
+                    syntax::translate_and_compile(self.ecma)
+                        .ok()
+                        .map(|(_, regex)| regex)
                 } else {
-                    &self.rust
-                };
-                syntax::compile(rust).ok()
+                    syntax::compile(&self.rust).ok()
+                }
             })
             .as_ref()
             .is_some_and(|regex| regex.is_match(text))
