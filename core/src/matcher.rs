@@ -27,7 +27,7 @@
 //!
 //! **The engine.** Rust's `regex` runs the regexes, or, with the feature
 //! `host-regex` (the npm matcher-only wasm), the shell's own engine, each
-//! regex written by the core for it ([`crate::host_regex`]); the set of
+//! regex written by the core for it (`host_regex.rs`); the set of
 //! literal-free regexes then runs one regex after another. Everything
 //! above is the core's either way.
 
