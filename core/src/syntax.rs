@@ -67,8 +67,10 @@
 //! An independent checker (`recheck`, from the npm registry) runs over the
 //! catalog and over accepted and refused samples in CI (`npm/test/redos/`).
 //! A matcher built from a list reads any regex of the subset ([`translate`]):
-//! it matches in linear time itself, and a list served by an older
-//! deployment may hold regexes that these rules now refuse.
+//! with Rust's `regex` it matches in linear time itself, and a list served by
+//! an older deployment may hold regexes that these rules now refuse (with
+//! the `host-regex` feature the shell's engine runs them: a backtracking
+//! one is linear only on regexes that meet these rules).
 //!
 //! # Not a catch-all
 //!
