@@ -22,8 +22,18 @@ mod gzip;
 #[path = "src/literals.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod literals;
-#[path = "src/syntax.rs"]
+#[path = "src/packed_id.rs"]
+#[allow(unreachable_pub)]
+mod packed_id;
+#[path = "src/rust_regex.rs"]
 #[allow(dead_code, unreachable_pub)]
+mod rust_regex;
+// Every built-in regex is compiled with Rust's `regex`, with the core's
+// `host-regex` feature too (which `syntax.rs` then reads as its engine).
+#[allow(unused_imports)]
+use rust_regex as host_regex;
+#[path = "src/syntax.rs"]
+#[allow(dead_code, unreachable_pub, unused_imports)]
 mod syntax;
 #[path = "src/tags.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -484,7 +494,8 @@ fn precompress(
 }
 
 /// The catalog packed for the matcher-only build (`catalog::patterns`
-/// unpacks it): `PACKED_TEXT` holds each pattern's id, text, Rust regex
+/// unpacks it): `PACKED_TEXT` holds each pattern's id (empty when it is
+/// the one its text spells: `packed_id::spelled_id`), text, Rust regex
 /// (empty for a substring, and for a regex with literals: translated when
 /// first compiled), regex literals (empty when none) and tags (one
 /// letter each, `'A'` + its index: most patterns have one or two, so this
@@ -511,7 +522,12 @@ fn compact(s: &mut String, patterns: &[Checked]) {
             .filter(|i| p.tags & (1 << i) != 0)
             .map(|i| char::from(b'A' + i))
             .collect();
-        for part in [&e.id, &e.pattern, regex, literals, &tags] {
+        let id = if packed_id::spelled_id(&e.pattern) == e.id {
+            ""
+        } else {
+            &e.id
+        };
+        for part in [id, &e.pattern, regex, literals, &tags] {
             assert!(!part.contains('\0'), "{}: a NUL cannot be packed", e.id);
             text.push_str(part);
             text.push('\0');

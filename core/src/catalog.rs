@@ -106,7 +106,8 @@ pub fn builtin_patterns() -> &'static [BuiltinPattern] {
 
 /// The catalog compiled into this build: without `endpoint` (the npm
 /// matcher-only wasm) it is packed by `build.rs` (no sources, no
-/// per-pattern pointers) and unpacked here once, to the same ids, texts,
+/// per-pattern pointers, no id its text spells) and unpacked here once, to
+/// the same ids, texts,
 /// kinds, categories, confidences (bit for bit), Rust regexes, literals and
 /// tags.
 #[cfg(not(feature = "endpoint"))]
@@ -120,7 +121,13 @@ pub fn builtin_patterns() -> &'static [BuiltinPattern] {
             .map(|&(tag, percent)| {
                 let (id, pattern, rust, literals, tags) = (next(), next(), next(), next(), next());
                 BuiltinPattern {
-                    id,
+                    // Left out when the text spells it; unpacked once a
+                    // process, so the leak is the catalog's ids, once.
+                    id: if id.is_empty() {
+                        Box::leak(crate::packed_id::spelled_id(pattern).into_boxed_str())
+                    } else {
+                        id
+                    },
                     pattern,
                     kind: if tag & 8 == 0 {
                         Kind::String

@@ -53,6 +53,10 @@
 //!   its sub-kinds ([`Tags`]); the regex subset ([`translate_regex`],
 //!   [`SyntaxError`], [`MAX_REGEX_LEN`]) and what a published regex meets
 //!   besides ([`validate_regex`], [`MIN_REGEX_LITERALS`]).
+//! - **The shell's regex engine** (feature `host-regex`, the npm
+//!   matcher-only wasm): the matcher runs its regexes with the engine the
+//!   shell gives ([`use_regex_engine`], [`RegexEngine`], [`REGEX_FLAGS`]),
+//!   not Rust's `regex`.
 //! - **The endpoint** (feature `endpoint`): [`handle`] and its [`Step`]s
 //!   ([`Get`], [`Increment`], [`Delete`]), or [`run`] over a [`SyncStore`];
 //!   [`Request`], [`Response`], [`Rejection`], [`ParamError`],
@@ -102,6 +106,8 @@ mod first_party;
 #[cfg(feature = "endpoint")]
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
 mod gzip;
+#[cfg(feature = "host-regex")]
+mod host_regex;
 #[cfg(feature = "endpoint")]
 mod http;
 #[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
@@ -109,6 +115,9 @@ mod literals;
 mod matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 mod memory;
+#[cfg(not(feature = "endpoint"))]
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod packed_id;
 #[cfg(feature = "endpoint")]
 mod params;
 mod pattern;
@@ -119,6 +128,9 @@ mod rate;
 pub mod report;
 #[cfg(feature = "endpoint")]
 mod respond;
+#[cfg(not(feature = "host-regex"))]
+#[allow(unreachable_pub)] // shared with build.rs, which includes it by #[path]
+mod rust_regex;
 #[cfg(feature = "endpoint")]
 mod shape;
 #[cfg(feature = "endpoint")]
@@ -139,6 +151,8 @@ pub use first_party::{
     FIRST_PARTY_CATEGORY, FIRST_PARTY_CONFIDENCE, FIRST_PARTY_RULE_ID, FirstParty,
     InvalidFirstParty,
 };
+#[cfg(feature = "host-regex")]
+pub use host_regex::{REGEX_FLAGS, RegexEngine, use_regex_engine};
 pub use matcher::Matcher;
 #[cfg(all(feature = "endpoint", feature = "memory-store"))]
 pub use memory::MemoryStore;

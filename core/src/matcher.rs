@@ -24,6 +24,12 @@
 //! if need be and compiled when a text first holds one of its literals
 //! ([`LazyRegex`]).
 //! Patterns given at run time are validated, and so compiled, at once.
+//!
+//! **The engine.** Rust's `regex` runs the regexes, or, with the feature
+//! `host-regex` (the npm matcher-only wasm), the shell's own engine, each
+//! regex written by the core for it (`host_regex.rs`); the set of
+//! literal-free regexes then runs one regex after another. Everything
+//! above is the core's either way.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -32,7 +38,6 @@ use std::sync::OnceLock;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
-use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use crate::catalog::{self, BuiltinPattern};
 use crate::event::{Event, EventJson, Field, InvalidEvents, Match, Verdict, message_text};
@@ -42,7 +47,7 @@ use crate::first_party::{
 use crate::literals;
 use crate::pattern::{DEFAULT_MIN_CONFIDENCE, InvalidPattern, Kind, MatcherPattern};
 use crate::pattern_list;
-use crate::syntax;
+use crate::syntax::{self, Regex, RegexSet};
 use crate::tags::Tags;
 
 /// What an automaton hit stands for.
@@ -87,23 +92,29 @@ struct LazyRegex {
     rust: Cow<'static, str>,
     /// Its ECMAScript text, translated here when `rust` is empty.
     ecma: &'static str,
-    compiled: OnceLock<Regex>,
+    /// `None`: it did not compile (not reached: see `is_match`).
+    compiled: OnceLock<Option<Regex>>,
 }
 
 impl LazyRegex {
-    fn get(&self) -> &Regex {
-        self.compiled.get_or_init(|| {
-            let translated;
-            let rust = if self.rust.is_empty() {
-                translated = syntax::translate_regex(self.ecma)
-                    .expect("every built-in regex was translated once in build.rs");
-                translated.as_str()
-            } else {
-                &self.rust
-            };
-            syntax::compile(rust)
-                .expect("every regex kept compiled once before: in build.rs or by its validation")
-        })
+    /// Whether the regex matches `text`. A built-in regex that does not
+    /// compile (none with Rust's `regex`: `build.rs` compiled each; with
+    /// the shell's engine, one it would refuse) matches nothing rather than
+    /// panicking.
+    fn is_match(&self, text: &str) -> bool {
+        self.compiled
+            .get_or_init(|| {
+                if self.rust.is_empty() {
+                    // Translated and compiled in one go (once, not twice).
+                    syntax::translate_and_compile(self.ecma)
+                        .ok()
+                        .map(|(_, regex)| regex)
+                } else {
+                    syntax::compile(&self.rust).ok()
+                }
+            })
+            .as_ref()
+            .is_some_and(|regex| regex.is_match(text))
     }
 }
 
@@ -233,7 +244,9 @@ impl Matcher {
                         index,
                         rust,
                         ecma,
-                        compiled,
+                        compiled: compiled
+                            .into_inner()
+                            .map_or_else(OnceLock::new, |regex| OnceLock::from(Some(regex))),
                     });
                     match found {
                         Some(found) => {
@@ -254,10 +267,7 @@ impl Matcher {
             let sources = unfiltered
                 .iter()
                 .map(|&slot: &usize| regexes[slot].rust.as_ref());
-            let set = RegexSetBuilder::new(sources)
-                .case_insensitive(true)
-                .size_limit(syntax::REGEX_SIZE_LIMIT * 8)
-                .build()
+            let set = syntax::compile_set(sources)
                 .map_err(|e| InvalidPattern(format!("pattern set too large: {e}")))?;
             Some((set, unfiltered))
         };
@@ -415,7 +425,7 @@ impl Matcher {
                     return false;
                 }
                 tried.push(slot);
-                self.regexes[slot].get().is_match(text)
+                self.regexes[slot].is_match(text)
             }
         });
         if found {
@@ -447,14 +457,14 @@ impl Matcher {
         candidates.dedup();
         for &slot in candidates.iter() {
             let regex = &self.regexes[slot];
-            if regex.get().is_match(text) {
+            if regex.is_match(text) {
                 hits.push(regex.index);
             }
         }
         if let Some((set, slots)) = &self.unfiltered {
             hits.extend(
                 set.matches(text)
-                    .iter()
+                    .into_iter()
                     .map(|i| self.regexes[slots[i]].index),
             );
         }
@@ -768,6 +778,10 @@ mod tests {
     /// translated at its first compile; either way it matches, and its
     /// verdict carries the pattern's tags.
     #[test]
+    #[cfg_attr(
+        feature = "host-regex",
+        ignore = "its regexes need the shell's engine: the npm suites run them"
+    )]
     fn builtin_regex_behind_literals_matches_and_tags() {
         let matcher = Matcher::builtin(0.5);
         let agent = "Mozilla/5.0 (compatible; Examplecrawler/2.1; +http://example.com/about)";

@@ -67,8 +67,10 @@
 //! An independent checker (`recheck`, from the npm registry) runs over the
 //! catalog and over accepted and refused samples in CI (`npm/test/redos/`).
 //! A matcher built from a list reads any regex of the subset ([`translate`]):
-//! it matches in linear time itself, and a list served by an older
-//! deployment may hold regexes that these rules now refuse.
+//! with Rust's `regex` it matches in linear time itself, and a list served by
+//! an older deployment may hold regexes that these rules now refuse (with
+//! the `host-regex` feature the shell's engine runs them: a backtracking
+//! one is linear only on regexes that meet these rules).
 //!
 //! # Not a catch-all
 //!
@@ -92,7 +94,8 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 /// Longest regex source accepted, in bytes.
 pub const MAX_REGEX_LEN: usize = 512;
 /// Compiled-size bound handed to the `regex` crate: refuses patterns such as
-/// `(a{100}){100}` whose automaton would be huge.
+/// `(a{100}){100}` whose automaton would be huge (with `host-regex`, to
+/// regex-automata's compiler, as `regex` does: `host_regex.rs`).
 pub(crate) const REGEX_SIZE_LIMIT: usize = 256 * 1024;
 /// Deepest nesting of groups and repetitions accepted.
 pub(crate) const REGEX_NEST_LIMIT: u32 = 32;
@@ -152,31 +155,25 @@ fn parse(pattern: &str) -> Result<Ast, SyntaxError> {
 
 /// [`translate`], and the regex compiled as the matcher runs it (which is
 /// how the translation is checked), for a caller that keeps both.
-pub(crate) fn translate_and_compile(pattern: &str) -> Result<(String, regex::Regex), SyntaxError> {
+pub(crate) fn translate_and_compile(pattern: &str) -> Result<(String, Regex), SyntaxError> {
     let ast = parse(pattern)?;
     let mut out = String::with_capacity(pattern.len() + 16);
     emit(&ast, &mut out)?;
     // Compile as the matcher will, so a pattern that validates always
     // compiles later (the matcher compiles a built-in regex, validated here
     // by build.rs, only when a text first needs it).
-    let regex = compile(&out).map_err(|e| match e {
-        regex::Error::CompiledTooBig(_) => {
-            SyntaxError("regex is too large once compiled; simplify its repetitions".into())
-        }
-        other => SyntaxError(format!("regex does not compile: {other}")),
-    })?;
+    let regex = compile(&out)?;
     Ok((out, regex))
 }
 
-/// Compiles a translated regex as the matcher runs it: case-insensitive,
-/// within the size and nesting bounds.
-pub(crate) fn compile(rust: &str) -> Result<regex::Regex, regex::Error> {
-    regex::RegexBuilder::new(rust)
-        .case_insensitive(true)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .nest_limit(REGEX_NEST_LIMIT)
-        .build()
-}
+/// The regex engine the matcher runs: Rust's `regex` (`rust_regex.rs`), or
+/// with the `host-regex` feature the shell's own (`host_regex.rs`).
+/// build.rs, which includes this file, checks with Rust's either way.
+#[cfg(not(feature = "host-regex"))]
+pub(crate) use crate::rust_regex::{Regex, RegexSet, compile, compile_set};
+
+#[cfg(feature = "host-regex")]
+pub(crate) use crate::host_regex::{Regex, RegexSet, compile, compile_set};
 
 fn refuse(what: &str) -> SyntaxError {
     SyntaxError(format!(

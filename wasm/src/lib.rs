@@ -27,6 +27,9 @@
 //!   few integers out. Pattern lists cross as JavaScript describes the
 //!   user's values ([`ValueKind`]s, strings, numbers); the core reads them
 //!   ([`noise_filter_core::pattern_list`]) and words every refusal.
+//! - With `js-regex` (the matcher-only wasm): the core's regexes run by the
+//!   JavaScript engine's `RegExp` (`src/regexp.rs`), given to the core when
+//!   the module starts, so the wasm holds no regex engine.
 //! - The wire's codes as wasm-bindgen enums ([`TextCode`], [`TextLength`],
 //!   [`ValueKind`], [`Classified`]): JavaScript reads them from the glue, so
 //!   no number of this file is copied into `npm/src/matching.js`.
@@ -37,6 +40,8 @@ use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "handler")]
 mod handler;
+#[cfg(feature = "js-regex")]
+mod regexp;
 #[cfg(feature = "handler")]
 pub use handler::*;
 #[cfg(feature = "handler")]

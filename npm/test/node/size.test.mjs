@@ -2,8 +2,10 @@
 // with the client and one integration (Sentry's, or another tracker's), as a production build ships
 // them (esbuild, bundled and minified, the browser condition), plus the
 // matcher-only wasm, each file gzip -9 on its own as a server compresses it
-// (and brotli at quality 11, reported). The budget is 200 KB (200,000 bytes)
-// gzip; docs/BENCHMARKS.md ("npm: wasm sizes") keeps the figures.
+// (and brotli at quality 11, reported). The budget is 170 KB (170,000 bytes)
+// gzip: the largest page measured 168,064 B once the matcher-only wasm's
+// regexes ran in the JavaScript engine (it was 200 KB before);
+// docs/BENCHMARKS.md ("npm: wasm sizes") keeps the figures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
-const BUDGET = 200_000;
+const BUDGET = 170_000;
 
 // Each integration on its own page: the other trackers' hooks are small JS
 // over the same wasm, and a page keeps only the one it imports.
@@ -20,7 +22,7 @@ const INTEGRATIONS = ['noiseFilterIntegration', 'datadogBeforeSend', 'bugsnagOnE
 const TRACKERS = INTEGRATIONS.slice(1);
 
 for (const integration of INTEGRATIONS) {
-  test(`a page with the matcher, the client and ${integration} downloads at most 200 KB gzip, and no other tracker's hook`, async (t) => {
+  test(`a page with the matcher, the client and ${integration} downloads at most 170 KB gzip, and no other tracker's hook`, async (t) => {
     const page = await build({
       stdin: {
         contents: `export { Matcher, createClient, ${integration} } from 'noise-filter/matcher';`,
