@@ -35,6 +35,7 @@ pub(crate) use account::{Excluding, MAX_EXCLUSIONS};
 use crate::catalog;
 use crate::matcher::Matcher;
 use crate::pattern::{CUSTOM_CATEGORY_A, Category, MatcherPattern, Variant};
+use crate::tags::Tags;
 
 /// Why an exclusion was refused (the text says which and why).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,11 @@ impl std::fmt::Display for InvalidExclusion {
 
 impl std::error::Error for InvalidExclusion {}
 
+/// The tag spelled `name`, as the vocabulary holds it.
+fn tag_named(name: &str) -> Option<&'static str> {
+    Tags::vocabulary().iter().copied().find(|t| *t == name)
+}
+
 /// The category spelled `name` in either variant.
 fn category_named(name: &str) -> Option<Category> {
     Variant::ALL
@@ -55,11 +61,12 @@ fn category_named(name: &str) -> Option<Category> {
         .find_map(|variant| Category::parse(name, variant))
 }
 
-/// Patterns to leave out of a matcher: by id, by category.
+/// Patterns to leave out of a matcher: by id, by category, by tag.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Exclusions {
     ids: Vec<String>,
     categories: Vec<ExcludedCategory>,
+    tags: Vec<&'static str>,
 }
 
 /// A category an exclusion names.
@@ -113,22 +120,47 @@ impl Exclusions {
         Ok(self)
     }
 
-    /// Whether nothing is excluded.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty() && self.categories.is_empty()
+    /// These exclusions and the built-in patterns with these `tags`, each
+    /// one of the catalog's ([`Tags::vocabulary`]); any other word is
+    /// refused. A pattern without tags (not a built-in) is never left out
+    /// by tag.
+    pub fn with_tags<S: AsRef<str>>(
+        mut self,
+        tags: impl IntoIterator<Item = S>,
+    ) -> Result<Exclusions, InvalidExclusion> {
+        for (at, name) in tags.into_iter().enumerate() {
+            let name = name.as_ref();
+            self.tags.push(tag_named(name).ok_or_else(|| {
+                InvalidExclusion(format!(
+                    "exclude: tags[{at}]: `{name}` is not a tag of the catalog (docs/CATALOG.md, \
+                     \"Tags\")"
+                ))
+            })?);
+        }
+        Ok(self)
     }
 
-    /// Whether `pattern` is left out.
-    pub fn excludes(&self, pattern: &MatcherPattern) -> bool {
-        if self.ids.contains(&pattern.id) {
-            return true;
-        }
+    /// Whether nothing is excluded.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty() && self.categories.is_empty() && self.tags.is_empty()
+    }
+
+    /// Whether `pattern`, with its `tags` (a built-in's; none for any
+    /// other pattern), is left out.
+    pub fn excludes(&self, pattern: &MatcherPattern, tags: Tags) -> bool {
         let category = if pattern.category == CUSTOM_CATEGORY_A {
             Some(ExcludedCategory::Custom)
         } else {
             category_named(&pattern.category).map(ExcludedCategory::Listed)
         };
-        category.is_some_and(|c| self.categories.contains(&c))
+        self.names(&pattern.id, category, tags)
+    }
+
+    /// Whether a pattern with this id, category and tags is left out.
+    fn names(&self, id: &str, category: Option<ExcludedCategory>, tags: Tags) -> bool {
+        self.ids.iter().any(|excluded| excluded == id)
+            || category.is_some_and(|c| self.categories.contains(&c))
+            || self.tags.iter().any(|t| tags.contains(t))
     }
 }
 
@@ -141,8 +173,8 @@ impl Matcher {
         let kept: Vec<MatcherPattern> = catalog::builtin_patterns()
             .iter()
             .filter(|p| p.confidence >= min_confidence)
+            .filter(|p| !exclusions.names(p.id, Some(ExcludedCategory::Listed(p.category)), p.tags))
             .map(MatcherPattern::from)
-            .filter(|p| !exclusions.excludes(p))
             .collect();
         // A `Vec`, as the other callers pass: `Matcher::new` is generic over
         // its iterator, and each other iterator type is another copy of it.
@@ -155,8 +187,9 @@ impl Matcher {
         let kept: Vec<MatcherPattern> = self
             .patterns()
             .iter()
-            .filter(|p| !exclusions.excludes(p))
-            .cloned()
+            .zip(self.tags())
+            .filter(|(p, tags)| !exclusions.excludes(p, **tags))
+            .map(|(p, _)| p.clone())
             .collect();
         let mut narrowed = Matcher::new(kept).expect("a subset of patterns that compiled compiles");
         narrowed.first_party = self.first_party.clone();

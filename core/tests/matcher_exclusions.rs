@@ -87,8 +87,9 @@ fn verdicts_are_those_of_the_remaining_patterns() {
         let remaining: Vec<MatcherPattern> = all
             .patterns()
             .iter()
-            .filter(|p| !exclusions.excludes(p))
-            .cloned()
+            .zip(all.tags())
+            .filter(|(p, tags)| !exclusions.excludes(p, **tags))
+            .map(|(p, _)| p.clone())
             .collect();
         assert!(remaining.len() < all.patterns().len());
         let rebuilt = Matcher::new(remaining).unwrap();
@@ -147,5 +148,82 @@ fn refusals_name_the_entry() {
         Exclusions::default()
             .with_categories(["Bot-Traffic"])
             .is_err()
+    );
+}
+
+/// A tag leaves out the built-ins with it, and only those: the link
+/// previewers, not the rest of the bots; an unknown tag is refused. The
+/// catalog's generic bot rules (tag `generic-bot`) still catch a previewer
+/// whose user agent looks like any bot's, so letting previews through
+/// takes both tags, and the named bots stay noise.
+#[test]
+fn a_tag_leaves_out_the_builtins_of_that_sub_kind() {
+    let exclusions = Exclusions::default().with_tags(["social-preview"]).unwrap();
+    let all = Matcher::builtin(0.0);
+    let kept = Matcher::builtin_excluding(0.0, &exclusions);
+    let tagged: Vec<&str> = builtin_patterns()
+        .iter()
+        .filter(|p| p.tags.contains("social-preview"))
+        .map(|p| p.id)
+        .collect();
+    assert!(tagged.len() > 3, "{tagged:?}");
+    let expected: Vec<&str> = all
+        .patterns()
+        .iter()
+        .map(|p| p.id.as_str())
+        .filter(|id| !tagged.contains(id))
+        .collect();
+    let got: Vec<&str> = kept.patterns().iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(got, expected);
+    assert_eq!(all.excluding(&exclusions).patterns(), kept.patterns());
+
+    let event = |ua: &str| Event {
+        user_agent: Some(ua.into()),
+        ..Event::default()
+    };
+    let slackbot = event("Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)");
+    let twitterbot = event("Twitterbot/1.0");
+    let googlebot =
+        event("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)");
+    let ids = |matcher: &Matcher, e: &Event| -> Vec<String> {
+        matcher
+            .classify(e)
+            .matches
+            .into_iter()
+            .map(|m| m.id.to_owned())
+            .collect()
+    };
+    assert!(ids(&all, &slackbot).contains(&"slackbot-link-expanding".to_owned()));
+    assert!(!ids(&kept, &slackbot).contains(&"slackbot-link-expanding".to_owned()));
+    assert!(
+        kept.is_noise(&slackbot),
+        "a generic bot rule still catches it"
+    );
+    let previews = Matcher::builtin_excluding(
+        0.0,
+        &Exclusions::default()
+            .with_tags(["social-preview", "generic-bot"])
+            .unwrap(),
+    );
+    assert!(
+        !previews.is_noise(&slackbot),
+        "{:?}",
+        previews.classify(&slackbot)
+    );
+    assert!(
+        !previews.is_noise(&twitterbot),
+        "{:?}",
+        previews.classify(&twitterbot)
+    );
+    assert!(previews.is_noise(&googlebot), "the named bots stay noise");
+
+    let refused = Exclusions::default()
+        .with_tags(["social-previews"])
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with("exclude: tags[0]: `social-previews` is not a tag"),
+        "{refused}"
     );
 }

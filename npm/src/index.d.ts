@@ -203,15 +203,18 @@ export interface Verdict {
 
 /**
  * Patterns a matcher leaves out: by id, by category (either variant's
- * spelling, or `custom`). A test run whose headless browser the catalog
- * calls a bot leaves out `headless-chrome`: `{ ids: ['headless-chrome'] }`.
- * The core checks the words: an unknown category is refused.
+ * spelling, or `custom`), by tag (the built-ins of one sub-kind). A test
+ * run whose headless browser the catalog calls a bot leaves out
+ * `headless-chrome`: `{ ids: ['headless-chrome'] }`. The core checks the
+ * words: an unknown category or tag is refused.
  */
 export interface Exclusions {
   /** Pattern ids (`headless-chrome`, `custom-3`). */
   ids?: readonly string[];
   /** Categories: `bot-traffic` or `BOT_TRAFFIC`, …, or `custom`. */
   categories?: readonly string[];
+  /** Tags of the catalog (`social-preview`, `uptime-monitor`, `wallet`, …): the built-ins that carry one. */
+  tags?: readonly string[];
 }
 
 /**

@@ -97,7 +97,7 @@ class Classifier {
   }
 
   /**
-   * A new matcher without the patterns `exclude` names (`{ ids, categories }`:
+   * A new matcher without the patterns `exclude` names (`{ ids, categories, tags }`:
    * pattern ids, categories in either variant's spelling or `custom`).
    */
   excluding(exclude) {
@@ -217,7 +217,7 @@ class Classifier {
 const NO_TAGS = Object.freeze([]);
 
 /** The lists an `exclude` option may have. */
-const EXCLUDE_FIELDS = ['ids', 'categories'];
+const EXCLUDE_FIELDS = ['ids', 'categories', 'tags'];
 /** The lists a `firstParty` option may have. */
 const FIRST_PARTY_FIELDS = ['origins', 'paths'];
 

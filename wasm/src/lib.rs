@@ -361,8 +361,9 @@ impl JsMatcher {
         min_confidence: Option<f64>,
         ids: Vec<String>,
         categories: Vec<String>,
+        tags: Vec<String>,
     ) -> Result<JsMatcher, JsError> {
-        let exclusions = exclusions(ids, categories)?;
+        let exclusions = exclusions(ids, categories, tags)?;
         let min = min_confidence.unwrap_or(noise_filter_core::DEFAULT_MIN_CONFIDENCE);
         Ok(JsMatcher::wrap(Matcher::builtin_excluding(
             min,
@@ -375,8 +376,9 @@ impl JsMatcher {
         &self,
         ids: Vec<String>,
         categories: Vec<String>,
+        tags: Vec<String>,
     ) -> Result<JsMatcher, JsError> {
-        let exclusions = exclusions(ids, categories)?;
+        let exclusions = exclusions(ids, categories, tags)?;
         Ok(JsMatcher::wrap(self.inner.excluding(&exclusions)))
     }
 }
@@ -418,10 +420,15 @@ impl JsMatcher {
 }
 
 /// The core's reading of an `exclude` option's lists.
-fn exclusions(ids: Vec<String>, categories: Vec<String>) -> Result<Exclusions, JsError> {
+fn exclusions(
+    ids: Vec<String>,
+    categories: Vec<String>,
+    tags: Vec<String>,
+) -> Result<Exclusions, JsError> {
     Exclusions::default()
         .with_ids(ids)
         .and_then(|e| e.with_categories(categories))
+        .and_then(|e| e.with_tags(tags))
         .map_err(error)
 }
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{InvalidExclusion, category_named};
+use super::{InvalidExclusion, category_named, tag_named};
 use crate::catalog;
 use crate::pattern::{CUSTOM_CATEGORY_A, Category, Variant};
 use crate::rate::UnixMillis;
@@ -230,11 +230,6 @@ fn category(name: &str) -> Result<Category, InvalidExclusion> {
             cut(name)
         ))
     })
-}
-
-/// The tag spelled `name`, as the vocabulary holds it.
-fn tag_named(name: &str) -> Option<&'static str> {
-    Tags::vocabulary().iter().copied().find(|t| *t == name)
 }
 
 fn tag(name: &str) -> Result<&'static str, InvalidExclusion> {

@@ -362,6 +362,20 @@ export function matcherCases({ nf, fixtures, oracle, bodyOf = async (name) => or
     );
     throws(() => all.excluding({ ids: [''] }), /^exclude: ids\[0\]: empty$/);
     throws(() => all.excluding({ ids: 'headless-chrome' }), /exclude: ids is a list of strings/);
+    // By tag: the built-ins of one sub-kind, in the built-in matcher and a fetched list alike.
+    const slackbot = { message: 'x', userAgent: 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' };
+    const googlebot = { message: 'x', userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' };
+    ok(all.classify(slackbot).matches.some((m) => m.id === 'slackbot-link-expanding' && m.tags.includes('social-preview')));
+    for (const matcher of [all, fetched]) {
+      const noPreviewer = matcher.excluding({ tags: ['social-preview'] });
+      ok(!noPreviewer.classify(slackbot).matches.some((m) => m.tags.includes('social-preview')), 'the sub-kind is left out');
+      ok(noPreviewer.isNoise(slackbot), 'a generic bot rule still catches a previewer');
+      const previews = matcher.excluding({ tags: ['social-preview', 'generic-bot'] });
+      ok(!previews.isNoise(slackbot), 'previews let through');
+      ok(previews.isNoise(googlebot), 'the named bots stay noise');
+    }
+    deepEqual(nf.Matcher.builtin({ exclude: { tags: ['social-preview'] } }).patterns, all.excluding({ tags: ['social-preview'] }).patterns);
+    throws(() => all.excluding({ tags: ['social-previews'] }), /^exclude: tags\[0\]: `social-previews` is not a tag of the catalog/);
   });
 
   test('firstParty: every frame elsewhere is noise, matched as first-party-rule; one own frame keeps it; off unless given; the core words a refusal', async () => {
