@@ -23,12 +23,17 @@ mod map_buckets;
 /// Writes one line to the runtime's log (stderr). `eprintln!` panics when
 /// stderr cannot be written (the host's log volume is full), which would
 /// trap the component and turn a logged store error into a failed request;
-/// a log line that cannot be written is dropped instead.
+/// a log line that cannot be written is dropped instead. The line and its
+/// newline go in one write: `writeln!` on the unbuffered stderr writes each
+/// piece on its own, and Spin appends every instance's pieces to one log
+/// file, so lines of concurrent requests ran into each other there.
 #[cfg(target_arch = "wasm32")]
 macro_rules! log {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }};
 }
 
