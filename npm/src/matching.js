@@ -111,7 +111,7 @@ class Classifier {
    */
   withFirstParty(firstParty) {
     // A copy (excluding nothing), given the rule in place.
-    return new this.constructor(withRule(this.#raw.excluding([], []), firstParty));
+    return new this.constructor(withRule(this.#raw.excluding([], [], []), firstParty));
   }
 
   /** A new matcher with these patterns added after this one's. */
