@@ -1,4 +1,4 @@
-# Shared by load.sh and paired.sh (sourced, not run): a work folder removed
+# Shared by load.sh, paired.sh and redis_capacity.sh (sourced, not run): a work folder removed
 # on exit with every server started in it, keys made by a build's own
 # binary, wrk's output checked, and a server's start.
 
@@ -44,4 +44,18 @@ start() {
   done
   echo "server did not start: $(cat "$log.err")" >&2
   exit 1
+}
+
+# free_port: a TCP port on 127.0.0.1 free at the moment of asking.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# cpu_ticks PID: the CPU time the process has used, in clock ticks (user +
+# system), with its children's (`spin up` serves from a child process).
+cpu_ticks() {
+  local ticks child
+  ticks="$(awk '{ print $14 + $15 }' "/proc/$1/stat")"
+  for child in $(pgrep -P "$1"); do ticks=$((ticks + $(cpu_ticks "$child"))); done
+  echo "$ticks"
 }

@@ -101,7 +101,7 @@ fi
 start_spin() {
   local port
   : >"$WORK/spin.out" # not the last round's "Serving" line
-  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  port="$(free_port)"
   (cd "$WORK/spin" && SPIN_DISABLE_TELEMETRY=1 exec "$SPIN_BIN" up --runtime-config-file runtime-config.toml \
     --listen "127.0.0.1:$port" >"$WORK/spin.out" 2>"$WORK/spin.err") &
   PIDS+=("$!")
@@ -122,15 +122,6 @@ check_coding() {
     ${ACCEPT_ENCODING:+-H "Accept-Encoding: $ACCEPT_ENCODING"} "$1$TARGET_PATH" |
     tr -d '\r' | awk -F': ' 'tolower($1) == "content-encoding" { print $2 }')"
   [ "$got" = "$ENCODING" ] || { echo "$1 answered in '${got}', not '${ENCODING}'" >&2; exit 1; }
-}
-
-# CPU time a process has used, in clock ticks (user + system).
-# With its children's: `spin up` serves from a child process of its own.
-cpu_ticks() {
-  local ticks child
-  ticks="$(awk '{ print $14 + $15 }' "/proc/$1/stat")"
-  for child in $(pgrep -P "$1"); do ticks=$((ticks + $(cpu_ticks "$child"))); done
-  echo "$ticks"
 }
 
 # Runs wrk against the server with pid $2; prints "rps p50 p99 cpu" (latencies

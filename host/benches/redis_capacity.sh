@@ -41,7 +41,7 @@ fi
 # shellcheck source=host/benches/lib.sh
 . "$ROOT/host/benches/lib.sh"
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" \
   >"$WORK/redis.log" 2>&1 &
 REDIS_PID=$!
@@ -51,7 +51,6 @@ STORE="redis://127.0.0.1:$PORT"
 rcli() { redis-cli -p "$PORT" "$@" | tr -d '\r'; }
 # Redis's CPU seconds so far (user + system, all its threads).
 redis_cpu() { rcli INFO cpu | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.6f", s }'; }
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 mkdir -p "$WORK/state"
 "$HOST_BIN" --state-dir "$WORK/state" --store "$STORE" keys create --account bench --label bench \
