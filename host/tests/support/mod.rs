@@ -665,6 +665,16 @@ impl RedisServer {
 
     /// Starts one with extra `redis-server` arguments.
     pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
+        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+        RedisServer::start_fresh(|| extra.clone())
+    }
+
+    /// Starts one with arguments made afresh for each try. A port found
+    /// free can be taken before `redis-server` binds it (by another test's
+    /// server, or as the source port of an outgoing connection: a cluster's
+    /// nodes open many), so a server that exits at once is started again on
+    /// new ports, up to five times.
+    pub fn start_fresh(mut extra: impl FnMut() -> Vec<String>) -> Option<RedisServer> {
         if Command::new("redis-server")
             .arg("--version")
             .output()
@@ -673,29 +683,44 @@ impl RedisServer {
             println!("SKIPPED: redis-server is not on PATH (apt-get install redis-server)");
             return None;
         }
-        let port = free_port();
-        let dir = TempDir::new("redis");
-        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
-        let child = RedisServer::spawn(port, &extra, dir.path());
-        Some(RedisServer {
-            child,
-            port,
-            url: format!("redis://127.0.0.1:{port}"),
-            extra,
-            dir,
-        })
+        let mut failures = Vec::new();
+        for _ in 0..5 {
+            let port = free_port();
+            let dir = TempDir::new("redis");
+            let extra = extra();
+            match RedisServer::spawn(port, &extra, dir.path()) {
+                Ok(child) => {
+                    return Some(RedisServer {
+                        child,
+                        port,
+                        url: format!("redis://127.0.0.1:{port}"),
+                        extra,
+                        dir,
+                    });
+                }
+                Err(failure) => failures.push(failure),
+            }
+        }
+        panic!(
+            "redis-server did not come up in 5 tries:\n{}",
+            failures.join("\n")
+        );
     }
 
+    /// Starts `redis-server` and waits until it answers PING; its output
+    /// goes to `redis.log` in its folder, quoted when it does not come up.
     // The child is returned to a `RedisServer`, whose `Drop` waits for it.
     #[allow(clippy::zombie_processes)]
-    fn spawn(port: u16, extra: &[String], dir: &Path) -> Child {
+    fn spawn(port: u16, extra: &[String], dir: &Path) -> Result<Child, String> {
+        let log_path = dir.join("redis.log");
+        let log = std::fs::File::create(&log_path).expect("redis.log");
         let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(extra)
             .arg("--dir")
             .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(log.try_clone().expect("redis.log"))
+            .stderr(log)
             .spawn()
             .expect("redis-server starts");
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -706,13 +731,20 @@ impl RedisServer {
                     && s.read_exact(&mut buf).is_ok()
                     && &buf == b"+PONG\r\n"
                 {
-                    return child;
+                    return Ok(child);
                 }
             }
-            if Instant::now() >= deadline {
+            let exited = matches!(child.try_wait(), Ok(Some(_)));
+            if exited || Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("redis-server did not come up on port {port}");
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                return Err(format!(
+                    "port {port}: {}: {}",
+                    if exited { "exited" } else { "no PONG in 10 s" },
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -726,7 +758,8 @@ impl RedisServer {
 
     /// Starts it again on the same port and folder (after [`Self::kill`]).
     pub fn restart(&mut self) {
-        self.child = RedisServer::spawn(self.port, &self.extra, self.dir.path());
+        self.child = RedisServer::spawn(self.port, &self.extra, self.dir.path())
+            .unwrap_or_else(|failure| panic!("redis-server did not come back: {failure}"));
     }
 
     /// SIGSTOP (`resume`: SIGCONT): connections stay open and nothing
@@ -803,43 +836,51 @@ impl RedisCluster {
         let count = if replicas { 6 } else { 3 };
         let (mut nodes, mut tls_ports) = (Vec::new(), Vec::new());
         for _ in 0..count {
-            // The bus on a port of its own: port + 10000, the default, may
-            // be taken or past 65535.
-            let bus = free_port().to_string();
-            let tls_port = free_port().to_string();
-            let tls_args: Vec<&str> = match tls {
-                Some(files) => vec![
-                    "--tls-port",
-                    &tls_port,
-                    "--tls-cluster",
-                    "yes",
-                    "--tls-cert-file",
-                    &files.cert,
-                    "--tls-key-file",
-                    &files.key,
-                    "--tls-ca-cert-file",
-                    &files.ca,
-                    "--tls-auth-clients",
+            let mut tls_port = String::new();
+            let node = RedisServer::start_fresh(|| {
+                // The bus on a port of its own: port + 10000, the default,
+                // may be taken or past 65535.
+                let bus = free_port().to_string();
+                tls_port = free_port().to_string();
+                let mut args: Vec<String> = [
+                    "--save",
+                    "",
+                    "--appendonly",
                     "no",
-                ],
-                None => vec![],
-            };
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    &timeout,
+                    "--cluster-port",
+                    &bus,
+                ]
+                .map(str::to_owned)
+                .to_vec();
+                if let Some(files) = tls {
+                    args.extend(
+                        [
+                            "--tls-port",
+                            &tls_port,
+                            "--tls-cluster",
+                            "yes",
+                            "--tls-cert-file",
+                            &files.cert,
+                            "--tls-key-file",
+                            &files.key,
+                            "--tls-ca-cert-file",
+                            &files.ca,
+                            "--tls-auth-clients",
+                            "no",
+                        ]
+                        .map(str::to_owned),
+                    );
+                }
+                args
+            })?;
             tls_ports.push(format!("127.0.0.1:{tls_port}"));
-            let plain: &[&str] = &[
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-node-timeout",
-                &timeout,
-                "--cluster-port",
-                &bus,
-            ];
-            nodes.push(RedisServer::start_with(&[plain, &tls_args].concat())?);
+            nodes.push(node);
         }
         let addrs: Vec<String> = nodes
             .iter()
