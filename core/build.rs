@@ -16,6 +16,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+#[path = "src/compiled_size.rs"]
+mod compiled_size;
 #[path = "src/gzip.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod gzip;

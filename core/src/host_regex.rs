@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
-use crate::syntax::{REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, SyntaxError};
+use crate::syntax::{REGEX_NEST_LIMIT, SyntaxError};
 
 /// The flags the engine compiles every regex with: code points, no case
 /// folding of its own ([`ecma`] folded it).
@@ -42,6 +42,10 @@ pub struct RegexEngine {
     pub compile: fn(source: &str) -> Option<u32>,
     /// Whether the regex `handle` matches somewhere in `text`.
     pub is_match: fn(handle: u32, text: &str) -> bool,
+    /// `text.toLowerCase()`: how the matcher's contract lowercases a text
+    /// (substring patterns, the automaton's non-ASCII texts), the engine's
+    /// own, so that the wasm carries no Unicode lowercase tables either.
+    pub lowercase: fn(text: &str) -> String,
 }
 
 static ENGINE: OnceLock<RegexEngine> = OnceLock::new();
@@ -65,6 +69,16 @@ impl Regex {
     }
 }
 
+/// A text lowercased by the engine ([`RegexEngine::lowercase`]); before an
+/// engine is given (no shell's build reaches this: each gives it as it
+/// starts), its ASCII letters only.
+pub(crate) fn lowercase(text: &str) -> String {
+    match ENGINE.get() {
+        Some(engine) => (engine.lowercase)(text),
+        None => text.to_ascii_lowercase(),
+    }
+}
+
 /// Compiles a translated regex (its Rust spelling) as the matcher runs it:
 /// parsed case-insensitively within the nesting bound, as Rust's `regex`
 /// parses it (so a refusal reads the same), then handed to the engine.
@@ -75,7 +89,6 @@ pub(crate) fn compile(rust: &str) -> Result<Regex, SyntaxError> {
         .build()
         .parse(rust)
         .map_err(|e| SyntaxError(format!("regex does not compile: {e}")))?;
-    check_size(&hir)?;
     let source = ecma(&hir)?;
     let engine = ENGINE
         .get()
@@ -93,32 +106,6 @@ pub(crate) fn compile_set<'r>(
     rust: impl IntoIterator<Item = &'r str>,
 ) -> Result<RegexSet, SyntaxError> {
     RegexSet::new(rust)
-}
-
-/// Refuses a regex that Rust's `regex` refuses as too large once compiled
-/// (`(a{100}){100}`), with its words: the same Thompson NFAs `regex`
-/// builds before it can match, forward then reverse, within the same
-/// bound. Only the compiler is linked; the NFAs are dropped.
-fn check_size(hir: &Hir) -> Result<(), SyntaxError> {
-    use regex_automata::nfa::thompson::{Compiler, Config, WhichCaptures};
-    let forward = Config::new()
-        .utf8(true)
-        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-        .shrink(false);
-    let reverse = forward
-        .clone()
-        .which_captures(WhichCaptures::None)
-        .reverse(true);
-    for config in [forward, reverse] {
-        if let Err(e) = Compiler::new().configure(config).build_from_hir(hir) {
-            return Err(if e.size_limit().is_some() {
-                SyntaxError("regex is too large once compiled; simplify its repetitions".into())
-            } else {
-                SyntaxError(format!("regex does not compile: {e}"))
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Several regexes, each run in turn: the `RegexSet` of the Rust build.

@@ -94,6 +94,7 @@ mod auth;
 mod catalog;
 #[cfg(feature = "endpoint")]
 mod coding;
+mod compiled_size;
 #[cfg(feature = "endpoint")]
 mod custom;
 #[cfg(feature = "endpoint")]

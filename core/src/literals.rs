@@ -5,7 +5,7 @@
 //! run time), and into `build.rs` through `#[path]`, which extracts the
 //! built-in regexes' literals once so that building the matcher from the
 //! catalog parses no regex (docs/NPM.md, "Ready at page start"). It may only
-//! use `regex-syntax`.
+//! use `regex-syntax` (and the lowercasing `syntax.rs` names).
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
@@ -64,7 +64,7 @@ pub fn foldable_literal(literal: &str) -> Option<String> {
     if literal.len() < 3 {
         return None;
     }
-    let lowered = literal.to_lowercase();
+    let lowered = crate::syntax::lowercase(literal);
     lowered
         .chars()
         .filter(|c| !c.is_ascii())
@@ -75,7 +75,11 @@ pub fn foldable_literal(literal: &str) -> Option<String> {
                 .ranges()
                 .iter()
                 .flat_map(|r| r.start()..=r.end())
-                .all(|other| other.to_lowercase().eq([c]))
+                .all(|other| {
+                    crate::syntax::lowercase(other.encode_utf8(&mut [0; 4]))
+                        .chars()
+                        .eq([c])
+                })
         })
         .then_some(lowered)
 }

@@ -231,7 +231,10 @@ impl Matcher {
             tags.push(its_tags);
             match regex {
                 None => {
-                    literals.add(Cow::Owned(p.pattern.to_lowercase()), Hit::Pattern(index));
+                    literals.add(
+                        Cow::Owned(syntax::lowercase(&p.pattern)),
+                        Hit::Pattern(index),
+                    );
                 }
                 Some(PreparedRegex {
                     rust,
@@ -765,7 +768,7 @@ fn haystack(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         Cow::Borrowed(text)
     } else {
-        Cow::Owned(text.to_lowercase())
+        Cow::Owned(syntax::lowercase(text))
     }
 }
 

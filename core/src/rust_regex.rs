@@ -26,6 +26,13 @@ pub(crate) fn compile(rust: &str) -> Result<Regex, SyntaxError> {
         })
 }
 
+/// A text lowercased as JavaScript's `toLowerCase()` does it (Unicode's
+/// default lowercase mapping, the final sigma included), as the matcher
+/// compares texts: Rust's own.
+pub(crate) fn lowercase(text: &str) -> String {
+    text.to_lowercase()
+}
+
 /// Compiles the regexes the matcher runs on every text, together (a larger
 /// bound: a set holds several).
 pub(crate) fn compile_set<'r>(

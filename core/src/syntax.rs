@@ -93,9 +93,12 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 /// Longest regex source accepted, in bytes.
 pub const MAX_REGEX_LEN: usize = 512;
-/// Compiled-size bound handed to the `regex` crate: refuses patterns such as
-/// `(a{100}){100}` whose automaton would be huge (with `host-regex`, to
-/// regex-automata's compiler, as `regex` does: `host_regex.rs`).
+/// The bound on a regex's size once compiled, in bytes of the Thompson NFA
+/// that Rust's `regex` builds for it as a 64-bit machine counts them:
+/// refuses patterns such as `(a{100}){100}` whose automaton would be huge.
+/// The core applies it itself (`compiled_size.rs`), in every build and
+/// on every machine; the `regex` crate is given the same bound, which the
+/// core's own check reaches first.
 pub(crate) const REGEX_SIZE_LIMIT: usize = 256 * 1024;
 /// Deepest nesting of groups and repetitions accepted.
 pub(crate) const REGEX_NEST_LIMIT: u32 = 32;
@@ -156,24 +159,32 @@ fn parse(pattern: &str) -> Result<Ast, SyntaxError> {
 /// [`translate`], and the regex compiled as the matcher runs it (which is
 /// how the translation is checked), for a caller that keeps both.
 pub(crate) fn translate_and_compile(pattern: &str) -> Result<(String, Regex), SyntaxError> {
-    let ast = parse(pattern)?;
-    let mut out = String::with_capacity(pattern.len() + 16);
-    emit(&ast, &mut out)?;
+    let rust = rust_spelling(pattern)?;
     // Compile as the matcher will, so a pattern that validates always
     // compiles later (the matcher compiles a built-in regex, validated here
     // by build.rs, only when a text first needs it).
-    let regex = compile(&out)?;
-    Ok((out, regex))
+    crate::compiled_size::check(&rust)?;
+    let regex = compile(&rust)?;
+    Ok((rust, regex))
+}
+
+/// The Rust spelling of a pattern in the subset, not yet checked by
+/// compiling it.
+pub(crate) fn rust_spelling(pattern: &str) -> Result<String, SyntaxError> {
+    let ast = parse(pattern)?;
+    let mut out = String::with_capacity(pattern.len() + 16);
+    emit(&ast, &mut out)?;
+    Ok(out)
 }
 
 /// The regex engine the matcher runs: Rust's `regex` (`rust_regex.rs`), or
 /// with the `host-regex` feature the shell's own (`host_regex.rs`).
 /// build.rs, which includes this file, checks with Rust's either way.
 #[cfg(not(feature = "host-regex"))]
-pub(crate) use crate::rust_regex::{Regex, RegexSet, compile, compile_set};
+pub(crate) use crate::rust_regex::{Regex, RegexSet, compile, compile_set, lowercase};
 
 #[cfg(feature = "host-regex")]
-pub(crate) use crate::host_regex::{Regex, RegexSet, compile, compile_set};
+pub(crate) use crate::host_regex::{Regex, RegexSet, compile, compile_set, lowercase};
 
 fn refuse(what: &str) -> SyntaxError {
     SyntaxError(format!(

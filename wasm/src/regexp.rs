@@ -4,7 +4,9 @@
 //!
 //! Only a conversion: the core writes each regex's source
 //! (`noise_filter_core::use_regex_engine`), with the flags it names, and
-//! asks whether it matches a text; this compiles and tests it.
+//! asks whether it matches a text; this compiles and tests it. The core
+//! also lowercases texts with the engine's `toLowerCase()`, the very
+//! function its matching rule is written in.
 
 use std::cell::RefCell;
 
@@ -24,6 +26,13 @@ extern "C" {
     /// (a stack overflow) throws, and that must not unwind through the wasm.
     #[wasm_bindgen(method, catch)]
     fn test(this: &RegExp, text: &str) -> Result<bool, JsValue>;
+
+    /// A JavaScript string.
+    type JsText;
+
+    /// `String.prototype.toLowerCase`.
+    #[wasm_bindgen(method, js_name = toLowerCase)]
+    fn to_lower_case(this: &JsText) -> String;
 }
 
 thread_local! {
@@ -52,8 +61,18 @@ fn is_match(handle: u32, text: &str) -> bool {
     })
 }
 
+fn lowercase(text: &str) -> String {
+    JsValue::from_str(text)
+        .unchecked_into::<JsText>()
+        .to_lower_case()
+}
+
 /// Runs when the module is instantiated, before any matcher is built.
 #[wasm_bindgen(start)]
 fn start() {
-    use_regex_engine(RegexEngine { compile, is_match });
+    use_regex_engine(RegexEngine {
+        compile,
+        is_match,
+        lowercase,
+    });
 }

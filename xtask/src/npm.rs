@@ -568,7 +568,7 @@ fn test(abort: ImmediateAbort, host: Host) -> Result {
                     "node/report.test.mjs",
                 ])
                 .env("NOISE_FILTER_BIN", &binary);
-            // The 170 KB budget of what a page downloads holds for the
+            // The 150 KB budget of what a page downloads holds for the
             // shipped build (immediate abort), not for `--stable`.
             if abort == ImmediateAbort::Nightly {
                 c.arg("node/size.test.mjs");
