@@ -12,17 +12,15 @@
 // `cargo xtask ci` always builds it); nginx comes from Debian.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { snippets } from '../readme/extract.mjs';
+import { adminCli, freePort, serveHost } from '../common/host-process.mjs';
 
 const VISITORS = 20_000;
 /** Visitors asking at once (each on a new connection). */
@@ -36,16 +34,11 @@ const work = await mkdtemp(join(tmpdir(), 'noise-filter-proxy-'));
 await chmod(work, 0o777);
 
 /** Runs the host's admin CLI on the test's store; returns its stdout. */
-async function admin(...args) {
-  const { stdout } = await promisify(execFile)(host, [...args, '--state-dir', join(work, 'state')]);
-  return stdout.trim();
-}
+const admin = adminCli(host, join(work, 'state'));
 
 /** Starts `noise-filter serve`; resolves with its port and the access lines it logs. */
 async function serve() {
-  const child = spawn(host, ['serve', '--listen', '127.0.0.1:0', '--state-dir', join(work, 'state'), '--log-format', 'json'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, port } = await serveHost(host, ['--state-dir', join(work, 'state'), '--log-format', 'json'], { stderr: 'pipe' });
   const access = [];
   createInterface({ input: child.stderr }).on('line', (line) => {
     try {
@@ -55,9 +48,6 @@ async function serve() {
       /* a line that is not JSON is not an access line */
     }
   });
-  const [first] = await once(createInterface({ input: child.stdout }), 'line');
-  const port = Number(/^listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(first)?.[1]);
-  assert.ok(port > 0, first);
   return { child, port, access };
 }
 
@@ -91,15 +81,6 @@ ${location}
   const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'inherit', 'inherit'] });
   await waitFor(() => get(port).then(() => true, () => false));
   return { child, port };
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(ready, ms = 20_000) {

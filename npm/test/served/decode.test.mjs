@@ -13,16 +13,14 @@
 // (without it the Spin half says it is skipped); CHROMIUM the browser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import { adminCli, freePort, serveHost } from '../common/host-process.mjs';
 
 const host = process.env.NOISE_FILTER_HOST_BIN;
 const component = process.env.NOISE_FILTER_COMPONENT;
@@ -37,26 +35,12 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-function freePort() {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** The admin CLI on the store in `state`; its stdout. */
-async function admin(state, ...args) {
-  const { stdout } = await promisify(execFile)(host, [...args, '--state-dir', state]);
-  return stdout.trim();
-}
-
 /** Two accounts in `state`: `beta` with no pattern of its own, `acme` with one. */
 async function accounts(state) {
-  const beta = await admin(state, 'keys', 'create', '--account', 'beta', '--label', 'decode');
-  const acme = await admin(state, 'keys', 'create', '--account', 'acme', '--label', 'decode');
-  await admin(state, 'patterns', 'add', '--account', 'acme', '--pattern', 'acme-legacy-widget.js', '--category', 'third-party-script');
+  const admin = (...args) => adminCli(host, state)(...args);
+  const beta = await admin('keys', 'create', '--account', 'beta', '--label', 'decode');
+  const acme = await admin('keys', 'create', '--account', 'acme', '--label', 'decode');
+  await admin('patterns', 'add', '--account', 'acme', '--pattern', 'acme-legacy-widget.js', '--category', 'third-party-script');
   return { beta, acme };
 }
 
@@ -78,13 +62,8 @@ async function startHost() {
   const state = join(work, 'host');
   const keys = await accounts(state);
   // Its access lines (stderr) are not this test's concern.
-  const child = spawn(host, ['serve', '--listen', '127.0.0.1:0', '--state-dir', state, '--component', component], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const { child, base } = await serveHost(host, ['--state-dir', state, '--component', component]);
   children.push(child);
-  const [first] = await once(createInterface({ input: child.stdout }), 'line');
-  const base = /^listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(first)?.[1];
-  assert.ok(base, first);
   return { base, keys };
 }
 
