@@ -13,9 +13,10 @@ pub struct LabelledEvent {
     /// per-category recall is computed over). Absent on real events.
     #[serde(default)]
     pub category: Option<String>,
-    /// `Some("held-out")` (`"held-out-2"` for the second round) for a part
-    /// frozen before the patterns written for it, `Some("development")`
-    /// (`"development-2"`) for the events added with it that patterns were
+    /// `Some("held-out")` (`"held-out-2"`, `"held-out-3"` for the second and
+    /// third rounds) for a part frozen before the patterns written for it,
+    /// `Some("development")` (`"development-2"`, `"development-3"`) for the
+    /// events added with it that patterns were
     /// written with in view, absent for the events of earlier releases
     /// (docs/CATALOG.md, "The evaluation set").
     #[serde(default)]
@@ -44,7 +45,7 @@ pub struct FirstPartyEntry {
 }
 
 impl LabelledEvent {
-    /// Whether the event is in a held-out part (of either round).
+    /// Whether the event is in a held-out part (of any round).
     pub fn held_out(&self) -> bool {
         self.part
             .as_deref()
