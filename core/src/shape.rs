@@ -141,6 +141,11 @@ struct Plan {
     /// Each category listed (some of its bytes are in the body): the
     /// pieces of the gzip body.
     parts: Vec<Part>,
+    /// The parts' spans and holes, each part's a range of these: two
+    /// vectors a request, not two a category (the identity path pays for
+    /// them too).
+    part_spans: Vec<(usize, usize)>,
+    holes: Vec<usize>,
     tail: Vec<u8>,
     digest: u128,
     etag: String,
@@ -151,11 +156,12 @@ struct Part {
     category: Category,
     /// The entries listed end before this one.
     end_entry: usize,
-    /// The entries before `end_entry` left out by an exclusion, ascending.
-    holes: Vec<usize>,
+    /// The entries before `end_entry` left out by an exclusion, ascending:
+    /// a range of [`Plan::holes`].
+    holes: std::ops::Range<usize>,
     /// Its bytes, as spans of the rendered catalog (each fragment's comma
-    /// included).
-    spans: Vec<(usize, usize)>,
+    /// included): a range of [`Plan::part_spans`].
+    spans: std::ops::Range<usize>,
 }
 
 impl Plan {
@@ -177,6 +183,8 @@ impl Plan {
         // categories join into one; at most one per category).
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(Category::ALL.len());
         let mut parts: Vec<Part> = Vec::with_capacity(Category::ALL.len());
+        let mut part_spans: Vec<(usize, usize)> = Vec::with_capacity(Category::ALL.len());
+        let mut holes: Vec<usize> = Vec::new();
         // Each wanted category's run, as the usual path hashes it.
         let mut runs: Vec<(u32, u32)> = Vec::with_capacity(Category::ALL.len());
         let mut left_out = false;
@@ -188,33 +196,45 @@ impl Plan {
             let (from, to) = rendered.category_span(category, filter.min_confidence);
             runs.push((from, to));
             let listed = rendered.category_entries(category, filter.min_confidence);
-            let mut part = Part {
-                category,
-                end_entry: listed.end,
-                holes: Vec::new(),
-                spans: Vec::new(),
+            let (spans_from, holes_from) = (part_spans.len(), holes.len());
+            // This part's spans join each other, never the previous part's.
+            let push_own = |part_spans: &mut Vec<(usize, usize)>, from: usize, to: usize| {
+                if part_spans.len() == spans_from {
+                    if from != to {
+                        part_spans.push((from, to));
+                    }
+                } else {
+                    push_span(part_spans, from, to);
+                }
             };
             match &excluded {
-                None => push_span(&mut part.spans, from as usize, to as usize),
+                None => push_own(&mut part_spans, from as usize, to as usize),
                 Some((x, _)) if x.category(category) => left_out |= from != to,
                 Some((_, entries)) => {
                     let first = entries.partition_point(|&e| e < listed.start);
                     let mut from = from;
                     for &entry in entries[first..].iter().take_while(|&&e| e < listed.end) {
                         let (start, end) = rendered.entry_span(entry);
-                        push_span(&mut part.spans, from as usize, start as usize);
-                        part.holes.push(entry);
+                        push_own(&mut part_spans, from as usize, start as usize);
+                        holes.push(entry);
                         from = end;
                         left_out = true;
                     }
-                    push_span(&mut part.spans, from as usize, to as usize);
+                    push_own(&mut part_spans, from as usize, to as usize);
                 }
             }
-            for &(from, to) in &part.spans {
+            for &(from, to) in &part_spans[spans_from..] {
                 push_span(&mut spans, from, to);
             }
-            if !part.spans.is_empty() {
-                parts.push(part);
+            if part_spans.len() > spans_from {
+                parts.push(Part {
+                    category,
+                    end_entry: listed.end,
+                    holes: holes_from..holes.len(),
+                    spans: spans_from..part_spans.len(),
+                });
+            } else {
+                holes.truncate(holes_from);
             }
         }
         if left_out {
@@ -284,6 +304,8 @@ impl Plan {
             head,
             spans,
             parts,
+            part_spans,
+            holes,
             tail,
             digest,
             etag: format!("\"{digest:032x}\""),
@@ -360,7 +382,9 @@ impl Plan {
                 rendered.entry_span(e - 1).1 as usize - 1
             }
         };
-        let kept_from = part.spans.first().map_or(usize::MAX, |s| s.0);
+        let part_spans = &self.part_spans[part.spans.clone()];
+        let holes = &self.holes[part.holes.clone()];
+        let kept_from = part_spans.first().map_or(usize::MAX, |s| s.0);
         let (units, mut stream_at) = compressed.category(part.category);
         // Where the bytes not yet given start (catalog offset), when they
         // are to be compressed here.
@@ -372,7 +396,7 @@ impl Plan {
                 .iter()
                 .position(|u| u.4)
                 .unwrap_or(units.len() - 1 - i);
-            let next_hole = part.holes.iter().find(|&&h| h >= block_start).copied();
+            let next_hole = holes.iter().find(|&&h| h >= block_start).copied();
             let limit = next_hole.map_or(part.end_entry, |h| h.min(part.end_entry));
             // A block after the category's start begins with a comma: usable
             // only once some listed bytes precede it.
@@ -412,7 +436,7 @@ impl Plan {
     /// starts with, or the category's last.
     fn listed(&self, part: &Part, from: usize, to: usize) -> Vec<u8> {
         let mut out = Vec::new();
-        for &(a, b) in &part.spans {
+        for &(a, b) in &self.part_spans[part.spans.clone()] {
             let (a, b) = (a.max(from), b.min(to));
             if a < b {
                 out.extend_from_slice(&self.fragments[a..b]);
