@@ -192,6 +192,22 @@ impl matching::GuestMatcher for MatcherResource {
         let matcher = self.0.clone().with_first_party(rule);
         Ok(matching::Matcher::new(MatcherResource(matcher)))
     }
+
+    fn excluding(
+        &self,
+        ids: Vec<String>,
+        categories: Vec<String>,
+        tags: Vec<String>,
+    ) -> Result<matching::Matcher, String> {
+        let exclusions = core::Exclusions::default()
+            .with_ids(ids)
+            .and_then(|e| e.with_categories(categories))
+            .and_then(|e| e.with_tags(tags))
+            .map_err(|e| e.to_string())?;
+        Ok(matching::Matcher::new(MatcherResource(
+            self.0.excluding(&exclusions),
+        )))
+    }
 }
 
 impl matching::Guest for Embed {

@@ -197,3 +197,65 @@ def test_first_party_shape_errors_are_type_errors() -> None:
         Matcher.builtin(first_party={"origins": "https://shop.example.com"})
     with pytest.raises(TypeError, match="first_party is"):
         Matcher.builtin(first_party=["https://shop.example.com"])  # type: ignore[arg-type]
+
+
+HEADLESS = {"message": "TypeError: order.total is undefined",
+            "userAgent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                         "HeadlessChrome/131.0.0.0 Safari/537.36"}
+SLACKBOT = {"message": "x", "userAgent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"}
+GOOGLEBOT = {"message": "x",
+             "userAgent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"}
+
+
+def test_exclude_leaves_the_named_patterns_out_as_npm_does() -> None:
+    """npm's shared case, in Python: by id (the end-to-end run's
+    HeadlessChrome), by category in either spelling, by tag."""
+    every = Matcher.builtin()
+    assert [m.id for m in every.classify(HEADLESS).matches] == ["headless-chrome"]
+    e2e = Matcher.builtin(exclude={"ids": ["headless-chrome"]})
+    assert not e2e.is_noise(HEADLESS), "left out"
+    assert e2e.patterns == [p for p in every.patterns if p.id != "headless-chrome"]
+    no_bots = every.excluding({"categories": ["BOT_TRAFFIC"]})
+    assert no_bots.patterns and all(p.category != "bot-traffic" for p in no_bots.patterns)
+    assert not no_bots.is_noise(GOOGLEBOT)
+    assert no_bots.is_noise(ETHEREUM), "the other categories stay"
+    assert any(m.id == "slackbot-link-expanding" and "social-preview" in m.tags
+               for m in every.classify(SLACKBOT).matches)
+    previews = every.excluding({"tags": ["social-preview", "generic-bot"]})
+    assert not previews.is_noise(SLACKBOT), "previews let through"
+    assert previews.is_noise(GOOGLEBOT), "the named bots stay noise"
+    assert Matcher.builtin(exclude={"tags": ["social-preview"]}).patterns == \
+        every.excluding({"tags": ["social-preview"]}).patterns
+
+
+def test_exclude_keeps_the_first_party_rule_and_narrows_a_fetched_list() -> None:
+    ruled = Matcher.builtin(exclude={"ids": ["headless-chrome"]}, first_party=FIRST_PARTY)
+    assert ruled.is_noise(INJECTED) and not ruled.is_noise(HEADLESS)
+    assert Matcher.builtin(first_party=FIRST_PARTY).excluding(
+        {"categories": ["custom"]}).is_noise(INJECTED), "the rule stays"
+    body = '{"patterns": [{"id": "acme-widget", "pattern": "acme-widget.js", "type": "string", ' \
+           '"category": "custom", "confidence": 1.0}]}'
+    fetched = Matcher.from_response(body, exclude={"categories": ["custom"]})
+    assert fetched.patterns == []
+
+
+@pytest.mark.parametrize("exclude, refusal", [
+    ({"categories": ["bots"]},
+     "exclude: categories[0]: `bots` is not a category (browser-extension, third-party-script, "
+     "bot-traffic, network-issue, known-library, other, custom, or Variant B's spelling of one)"),
+    ({"ids": [""]}, "exclude: ids[0]: empty"),
+    ({"tags": ["social-previews"]}, "exclude: tags[0]: `social-previews` is not a tag of the catalog"),
+])
+def test_exclude_refusals_are_the_cores(exclude, refusal) -> None:
+    with pytest.raises(Refusal) as refused:
+        Matcher.builtin(exclude=exclude)
+    assert str(refused.value).startswith(refusal)
+
+
+def test_exclude_shape_errors_are_type_errors() -> None:
+    with pytest.raises(TypeError, match="unknown field id"):
+        Matcher.builtin(exclude={"id": ["headless-chrome"]})
+    with pytest.raises(TypeError, match="exclude: ids is a list of str"):
+        Matcher.builtin(exclude={"ids": "headless-chrome"})
+    with pytest.raises(TypeError, match="exclude is"):
+        Matcher.builtin(exclude=["headless-chrome"])  # type: ignore[arg-type]

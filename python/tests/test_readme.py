@@ -132,3 +132,11 @@ def test_first_party(ingest: Ingest) -> None:
     assert out.splitlines() == ["dropped: first-party-rule"]
     assert [e["exception"]["values"][-1]["value"] for e in ingest.events] == [
         "invoice total is negative"]
+
+
+def test_exclude(ingest: Ingest) -> None:
+    out = run("exclude.py", SENTRY_DSN=ingest.dsn)
+    assert out.splitlines() == ["dropped: googlebot"]
+    assert [e["request"]["headers"]["User-Agent"] for e in ingest.events] == [
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "HeadlessChrome/131.0.0.0 Safari/537.36"]

@@ -257,3 +257,46 @@ def test_first_party_off_unless_given_and_refused_at_once(init: SentryInit, tmp_
     sentry_sdk.capture_event(dict(elsewhere))
     sentry_sdk.flush()
     assert len(plain) == 1
+
+
+HEADLESS = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+            "HeadlessChrome/131.0.0.0 Safari/537.36")
+
+
+def test_exclude_lets_an_end_to_end_runs_headless_browser_through(init: SentryInit) -> None:
+    """An end-to-end run's server errors, its browser HeadlessChrome: the
+    catalog counts that as bot traffic, so without `exclude` they are
+    dropped; with the one pattern left out they are sent, and a crawler's
+    are still dropped. A client's sets are narrowed the same way, and a
+    wrong word is refused at once."""
+    from noise_filter import Client, Refusal
+
+    def errors_from(agents: List[str], integration: NoiseFilterIntegration) -> List[str]:
+        sent = init(integrations=[integration])
+
+        def app(environ: Dict[str, Any], start_response: Any) -> List[bytes]:
+            raise RuntimeError("order total is negative")
+
+        wrapped = SentryWsgiMiddleware(app)
+        for agent in agents:
+            environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/checkout",
+                       "SERVER_NAME": "shop.example", "SERVER_PORT": "80",
+                       "wsgi.url_scheme": "http", "HTTP_HOST": "shop.example",
+                       "HTTP_USER_AGENT": agent}
+            with pytest.raises(RuntimeError):
+                wrapped(environ, lambda *a: None)
+        sentry_sdk.flush()
+        return [e["request"]["headers"]["User-Agent"] for e in sent]
+
+    assert errors_from([HEADLESS, BOT], NoiseFilterIntegration(Matcher.builtin(0.5))) == []
+    e2e = NoiseFilterIntegration(Matcher.builtin(0.5), exclude={"ids": ["headless-chrome"]})
+    assert errors_from([HEADLESS, BOT], e2e) == [HEADLESS]
+    client = Client("http://127.0.0.1:9", "nf_" + "0" * 48, refresh=False,
+                    on_error=lambda e: None, exclude={"tags": ["browser-automation"]})
+    assert errors_from([HEADLESS, BOT], NoiseFilterIntegration(client)) == [HEADLESS]
+    client.close()
+    with pytest.raises(Refusal, match="exclude: tags\\[0\\]"):
+        create_before_send(Matcher.builtin(), exclude={"tags": ["headless"]})
+    with pytest.raises(Refusal, match="exclude: categories\\[0\\]"):
+        Client("http://127.0.0.1:9", "nf_" + "0" * 48, refresh=False,
+               exclude={"categories": ["bots"]})

@@ -25,12 +25,12 @@ from ._types import (
 from .admin import Admin, CreatedKey, CustomPattern, KeyInfo, NewPattern, Revoked
 from .client import Client, FilterSet, Outcome
 from .endpoint import Endpoint, now_millis
-from .matcher import FirstParty, Matcher
+from .matcher import Exclude, FirstParty, Matcher
 from .stores import MemoryStore, RedisStore
 
 __all__ = [
     "Admin", "AdminStore", "Client", "Core", "CreatedKey", "CustomPattern", "Endpoint",
-    "Event", "FilterSet", "FirstParty", "KeyInfo", "Match", "Matcher", "MemoryStore", "NewPattern",
+    "Event", "Exclude", "FilterSet", "FirstParty", "KeyInfo", "Match", "Matcher", "MemoryStore", "NewPattern",
     "Outcome", "Pattern", "RecordKey", "RedisStore", "Refusal", "Response", "Revoked",
     "Runtime", "Store", "StoreFailure", "Verdict", "component_path", "now_millis", "runtime",
     "to_event",

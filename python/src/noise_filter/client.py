@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Tuple
 
 from ._types import Verdict
-from .matcher import EventLike, FirstParty, Matcher
+from .matcher import EventLike, Exclude, FirstParty, Matcher
 
 __all__ = ["Client", "FilterSet", "Outcome"]
 
@@ -152,9 +152,12 @@ class Client:
     and refreshes as the service's cache headers say. ``variant="api"``
     asks ``/api/v1/filters``; ``min_confidence`` is sent as
     ``minConfidence`` (and applies to the built-in fallback);
-    ``first_party`` (``{"origins": [...], "paths": [...]}``) adds the "not
-    our code" rule to every set it matches with, fetched or built in
-    (:meth:`Matcher.with_first_party`; refused at once with the core's text);
+    ``exclude`` (``{"ids": [...], "categories": [...], "tags": [...]}``)
+    leaves those patterns out of every set it matches with, fetched or
+    built in (:meth:`Matcher.excluding`); ``first_party`` (``{"origins":
+    [...], "paths": [...]}``) adds the "not our code" rule to every such set
+    (:meth:`Matcher.with_first_party`); both are refused at once with the
+    core's text;
     ``refresh=False`` fetches once and leaves further refreshes to
     :meth:`refresh`; ``on_error(exception)`` hears of each failure (default:
     a warning on the ``noise_filter`` logger); ``timeout`` bounds each
@@ -171,6 +174,7 @@ class Client:
         *,
         variant: str = "v1",
         min_confidence: Optional[float] = None,
+        exclude: Optional[Exclude] = None,
         first_party: Optional[FirstParty] = None,
         refresh: bool = True,
         on_error: Optional[Callable[[BaseException], None]] = None,
@@ -187,9 +191,9 @@ class Client:
         if min_confidence is not None and (isinstance(min_confidence, bool)
                                            or not isinstance(min_confidence, (int, float))):
             raise TypeError("min_confidence is a number from 0 to 1")
-        if first_party is not None:
+        if exclude is not None or first_party is not None:
             # Checked now, as a wrong url is: the core's text, raised here.
-            Matcher.from_patterns([], first_party=first_party).close()
+            Matcher.from_patterns([], exclude=exclude, first_party=first_party).close()
         path = "v1/filters" if variant == "v1" else "api/v1/filters"
         endpoint = urllib.parse.urljoin(url if url.endswith("/") else url + "/", path)
         if min_confidence is not None:
@@ -197,6 +201,7 @@ class Client:
         self.endpoint = endpoint
         self._key = key
         self._min_confidence = min_confidence
+        self._exclude = exclude
         self._first_party = first_party
         self._refresh = refresh
         self._on_error = on_error
@@ -227,7 +232,7 @@ class Client:
             if self._builtin is None:
                 self._builtin = Matcher.builtin(
                     None if self._min_confidence is None else float(self._min_confidence),
-                    first_party=self._first_party)
+                    exclude=self._exclude, first_party=self._first_party)
             return self._builtin
 
     def is_noise(self, event: EventLike) -> bool:
@@ -300,7 +305,8 @@ class Client:
         started = self._clock()
         if answer.status == 200:
             try:
-                matcher = Matcher.from_response(answer.body, first_party=self._first_party)
+                matcher = Matcher.from_response(answer.body, exclude=self._exclude,
+                                                first_party=self._first_party)
                 self._fetched = (matcher, FilterSet(etag=answer.header("ETag"),
                                                     version=_version(answer.body),
                                                     fetched_at=started))

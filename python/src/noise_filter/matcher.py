@@ -15,6 +15,11 @@ from ._types import Event, Match, Pattern, Refusal, Verdict
 #: prefixes starting with ``/``), each a list of ``str``.
 FirstParty = Mapping[str, Iterable[str]]
 
+#: An exclusion, as npm's ``exclude``: pattern ``ids``, ``categories``
+#: (either variant's spelling, or ``custom``) and ``tags`` (the catalog's
+#: sub-kinds of a built-in), each a list of ``str``.
+Exclude = Mapping[str, Iterable[str]]
+
 #: What the matcher reads (see :func:`noise_filter.to_event`): an ``Event``,
 #: a message, an exception, a Sentry event or a dict in the core's shape.
 EventLike = Union[Event, str, BaseException, Mapping[str, Any]]
@@ -42,20 +47,23 @@ class Matcher:
 
     @classmethod
     def builtin(cls, min_confidence: Optional[float] = None, *,
+                exclude: Optional[Exclude] = None,
                 first_party: Optional[FirstParty] = None,
                 core: Optional[Core] = None) -> "Matcher":
         """The built-in catalog's patterns with confidence ≥ ``min_confidence``;
         by default the core's default threshold (0.5), so the matcher holds
         the built-in patterns the endpoint lists by default, as in JavaScript.
+        ``exclude``: without the patterns it names (:meth:`excluding`);
         ``first_party``: with the "not our code" rule (:meth:`with_first_party`)."""
         core = core or shared_core()
         threshold = None if min_confidence is None else float(min_confidence)
         handle = core.call("matching", "[static]matcher.builtin", threshold)
-        return cls(handle, core)._with_rule(first_party)
+        return cls(handle, core)._narrow(exclude, first_party)
 
     @classmethod
     def from_patterns(
         cls, patterns: Iterable[Union[Pattern, Mapping[str, Any]]], *,
+        exclude: Optional[Exclude] = None,
         first_party: Optional[FirstParty] = None, core: Optional[Core] = None
     ) -> "Matcher":
         """Compiles ``patterns`` (``Pattern`` or dicts with ``id``, ``pattern``,
@@ -63,10 +71,11 @@ class Matcher:
         core = core or shared_core()
         lowered = [_pattern_record(p) for p in patterns]
         handle = result(core.call("matching", "[static]matcher.from-patterns", lowered))
-        return cls(handle, core)._with_rule(first_party)
+        return cls(handle, core)._narrow(exclude, first_party)
 
     @classmethod
     def from_response(cls, body: Union[bytes, str], *,
+                      exclude: Optional[Exclude] = None,
                       first_party: Optional[FirstParty] = None,
                       core: Optional[Core] = None) -> "Matcher":
         """Compiles the patterns of a ``/v1/filters`` or ``/api/v1/filters`` body."""
@@ -76,7 +85,7 @@ class Matcher:
         if not isinstance(body, (bytes, bytearray)):
             raise TypeError(f"a response body is bytes or str, not {type(body).__name__}")
         handle = result(core.call("matching", "[static]matcher.from-response", bytes(body)))
-        return cls(handle, core)._with_rule(first_party)
+        return cls(handle, core)._narrow(exclude, first_party)
 
     def with_first_party(self, first_party: FirstParty) -> "Matcher":
         """A new matcher with the "not our code" rule: an event whose stack
@@ -94,15 +103,36 @@ class Matcher:
                                         self._handle, origins, paths))
         return type(self)(handle, self._core)
 
-    def _with_rule(self, first_party: Optional[FirstParty]) -> "Matcher":
-        """This matcher, or (``first_party`` given) a new one with the rule,
-        this one closed."""
-        if first_party is None:
-            return self
-        try:
-            return self.with_first_party(first_party)
-        finally:
-            self.close()
+    def excluding(self, exclude: Exclude) -> "Matcher":
+        """A new matcher without the patterns ``exclude`` names (``{"ids":
+        [...], "categories": [...], "tags": [...]}``, each optional), as
+        npm's ``exclude`` and an account's exclusions on the service: ids,
+        categories (``bot-traffic`` or Variant B's ``BOT_TRAFFIC``, or
+        ``custom``) and tags, the catalog's sub-kinds of a built-in
+        (``browser-automation``, ``social-preview``, …). Its first-party
+        rule, if it has one, is kept. An entry the core refuses raises
+        :class:`noise_filter.Refusal` with the core's text."""
+        ids, categories, tags = exclude_lists(exclude)
+        self._check()
+        handle = result(self._core.call("matching", "[method]matcher.excluding",
+                                        self._handle, ids, categories, tags))
+        return type(self)(handle, self._core)
+
+    def _narrow(self, exclude: Optional[Exclude],
+                first_party: Optional[FirstParty]) -> "Matcher":
+        """This matcher, or (``exclude`` or ``first_party`` given) a new one
+        without the excluded patterns and with the rule, this one (and any
+        step between) closed."""
+        current = self
+        for step, option in ((Matcher.excluding, exclude), (Matcher.with_first_party, first_party)):
+            if option is None:
+                continue
+            try:
+                narrowed = step(current, option)
+            finally:
+                current.close()
+            current = narrowed
+        return current
 
     # -- using --------------------------------------------------------------
 
@@ -204,27 +234,43 @@ class Matcher:
 
 
 _FIRST_PARTY_FIELDS = ("origins", "paths")
+_EXCLUDE_FIELDS = ("ids", "categories", "tags")
+
+
+def exclude_lists(exclude: Exclude) -> Tuple[List[str], List[str], List[str]]:
+    """The lists of an ``exclude`` option (ids, categories, tags), as given:
+    the core checks their words. The option's shape is checked here, as npm's."""
+    ids, categories, tags = _option_lists("exclude", _EXCLUDE_FIELDS, exclude)
+    return ids, categories, tags
 
 
 def first_party_lists(first_party: FirstParty) -> Tuple[List[str], List[str]]:
     """The lists of a ``first_party`` option (origins, paths), as given: the
     core checks their words. The option's shape is checked here, as npm's."""
-    if not isinstance(first_party, Mapping):
-        raise TypeError("first_party is {'origins': [...], 'paths': [...]}")
-    unknown = set(first_party) - set(_FIRST_PARTY_FIELDS)
+    origins, paths = _option_lists("first_party", _FIRST_PARTY_FIELDS, first_party)
+    return origins, paths
+
+
+def _option_lists(option: str, fields: Tuple[str, ...], value: Any) -> List[List[str]]:
+    """The lists of an option (``exclude``, ``first_party``), in ``fields``'
+    order, each absent one empty; a value of another shape is a ``TypeError``."""
+    if not isinstance(value, Mapping):
+        shape = ", ".join(f"{field!r}: [...]" for field in fields)
+        raise TypeError(f"{option} is {{{shape}}}")
+    unknown = set(value) - set(fields)
     if unknown:
-        raise TypeError(f"first_party: unknown field {', '.join(sorted(map(str, unknown)))}")
+        raise TypeError(f"{option}: unknown field {', '.join(sorted(map(str, unknown)))}")
     lists = []
-    for name in _FIRST_PARTY_FIELDS:
-        given = first_party.get(name, ())
+    for name in fields:
+        given = value.get(name, ())
         try:
             items = None if isinstance(given, (str, bytes)) else list(given)
         except TypeError:
             items = None
         if items is None or not all(isinstance(item, str) for item in items):
-            raise TypeError(f"first_party: {name} is a list of str")
+            raise TypeError(f"{option}: {name} is a list of str")
         lists.append(items)
-    return lists[0], lists[1]
+    return lists
 
 
 def _texts(value: EventLike) -> Tuple[Any, ...]:

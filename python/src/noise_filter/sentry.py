@@ -30,7 +30,7 @@ from sentry_sdk.types import Event as SentryEvent
 from sentry_sdk.types import Hint
 
 from ._types import Verdict
-from .matcher import FirstParty, first_party_lists
+from .matcher import Exclude, FirstParty, exclude_lists, first_party_lists
 
 __all__ = ["Classifier", "NoiseFilterIntegration", "create_before_send"]
 
@@ -61,7 +61,8 @@ class _Filter:
     """The filter both forms share: the event itself, ``None`` to drop it."""
 
     def __init__(self, matcher: Classifier, mode: str, on_noise: Optional[OnNoise],
-                 on_error: Optional[OnError], first_party: Optional[FirstParty] = None) -> None:
+                 on_error: Optional[OnError], first_party: Optional[FirstParty] = None,
+                 exclude: Optional[Exclude] = None) -> None:
         if mode not in ("drop", "tag"):
             raise ValueError("mode is 'drop' or 'tag'")
         if matcher is None or not callable(getattr(matcher, "classify", None)):
@@ -72,12 +73,18 @@ class _Filter:
         self.on_noise = on_noise
         self.on_error = on_error or _log_error
         self.first_party: Optional[Dict[str, List[str]]] = None
-        # (the matcher it was made from, the matcher with the rule): a
-        # client's matcher changes with each new set.
+        self.exclude: Optional[Dict[str, List[str]]] = None
+        # (the matcher it was made from, the matcher narrowed: without the
+        # excluded patterns, with the rule): a client's matcher changes with
+        # each new set.
         self._narrowed: Optional[Tuple[Any, Classifier]] = None
+        if exclude is not None:
+            ids, categories, tags = exclude_lists(exclude)
+            self.exclude = {"ids": ids, "categories": categories, "tags": tags}
         if first_party is not None:
             origins, paths = first_party_lists(first_party)
             self.first_party = {"origins": origins, "paths": paths}
+        if self.exclude is not None or self.first_party is not None:
             self._decider()  # refused now, with the core's text, not at each event
 
     def __call__(self, event: SentryEvent, hint: Hint) -> Optional[SentryEvent]:
@@ -116,18 +123,28 @@ class _Filter:
         return event
 
     def _decider(self) -> Classifier:
-        """What decides now: the matcher (a client's current one) with the
-        first-party rule when there is one."""
-        if self.first_party is None:
+        """What decides now: the matcher (a client's current one) without
+        the excluded patterns and with the first-party rule, when asked."""
+        if self.exclude is None and self.first_party is None:
             return self.matcher
         current: Any = self.matcher
-        if not callable(getattr(current, "with_first_party", None)):
+        if not callable(getattr(current, "excluding", None)):
             current = getattr(current, "matcher", None)
-            if not callable(getattr(current, "with_first_party", None)):
-                raise TypeError("first_party needs a noise_filter.Matcher or Client")
+            if not callable(getattr(current, "excluding", None)):
+                raise TypeError("exclude and first_party need a noise_filter.Matcher or Client")
         narrowed = self._narrowed
         if narrowed is None or narrowed[0] is not current:
-            narrowed = self._narrowed = (current, current.with_first_party(self.first_party))
+            step: Any = current
+            if self.exclude is not None:
+                step = step.excluding(self.exclude)
+            if self.first_party is not None:
+                ruled = step.with_first_party(self.first_party)
+                if step is not current:
+                    step.close()
+                step = ruled
+            # The previous one is left to the garbage collector: another
+            # thread may be classifying with it.
+            narrowed = self._narrowed = (current, step)
         return narrowed[1]
 
     def _report(self, error: BaseException) -> None:
@@ -150,6 +167,7 @@ def _tag(event: SentryEvent, verdict: Verdict) -> None:
 def create_before_send(matcher: Classifier, *, mode: str = "drop",
                        on_noise: Optional[OnNoise] = None,
                        on_error: Optional[OnError] = None,
+                       exclude: Optional[Exclude] = None,
                        first_party: Optional[FirstParty] = None) -> BeforeSend:
     """A ``before_send`` that answers ``None`` for noise (the SDK drops it)
     and the event otherwise: ``sentry_sdk.init(before_send=create_before_send(matcher))``.
@@ -158,13 +176,15 @@ def create_before_send(matcher: Classifier, *, mode: str = "drop",
     ``noise_filter.patterns: <ids>``); ``on_noise(verdict, event, hint)``
     hears of each noisy event in either mode; ``on_error(exception)`` of
     each event kept because the filter failed (default: a warning on the
-    ``noise_filter.sentry`` logger). ``first_party`` (``{"origins": [...],
-    "paths": [...]}``, as npm's ``firstParty``) adds the "not our code"
-    rule (:meth:`noise_filter.Matcher.with_first_party`) to the matcher, or
-    to each set of a client; an entry the core refuses raises
-    :class:`noise_filter.Refusal` here, not at an event.
+    ``noise_filter.sentry`` logger). ``exclude`` (``{"ids": [...],
+    "categories": [...], "tags": [...]}``, as npm's) leaves those patterns
+    out (:meth:`noise_filter.Matcher.excluding`) and ``first_party``
+    (``{"origins": [...], "paths": [...]}``, as npm's ``firstParty``) adds
+    the "not our code" rule (:meth:`noise_filter.Matcher.with_first_party`),
+    to the matcher or to each set of a client; an entry the core refuses
+    raises :class:`noise_filter.Refusal` here, not at an event.
     """
-    return _Filter(matcher, mode, on_noise, on_error, first_party)
+    return _Filter(matcher, mode, on_noise, on_error, first_party, exclude)
 
 
 class NoiseFilterIntegration(Integration):
@@ -187,8 +207,9 @@ class NoiseFilterIntegration(Integration):
     def __init__(self, matcher: Classifier, *, mode: str = "drop",
                  on_noise: Optional[OnNoise] = None,
                  on_error: Optional[OnError] = None,
+                 exclude: Optional[Exclude] = None,
                  first_party: Optional[FirstParty] = None) -> None:
-        self.filter = _Filter(matcher, mode, on_noise, on_error, first_party)
+        self.filter = _Filter(matcher, mode, on_noise, on_error, first_party, exclude)
         self._lock = threading.Lock()
 
     @staticmethod
