@@ -9,9 +9,10 @@
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use crate::syntax::{REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, SyntaxError};
+use crate::syntax::{REGEX_SIZE_LIMIT, SyntaxError};
 
-/// Refuses a regex (its Rust spelling) whose compiled form could exceed
+/// Refuses a regex (its Rust spelling, parsed as the engine reads it:
+/// `syntax::parse_for_engine`) whose compiled form could exceed
 /// [`REGEX_SIZE_LIMIT`]. The bound is the core's own, computed on the
 /// regex's parsed form ([`compiled_size`]), rather than `regex`'s refusal:
 /// that one counts the memory of its NFA as the machine lays it out (a
@@ -19,14 +20,8 @@ use crate::syntax::{REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, SyntaxError};
 /// could be accepted by one shell and refused by another; and a build whose
 /// regexes the JavaScript engine runs (`host-regex`) would have to carry
 /// `regex`'s NFA compiler only to refuse the same patterns.
-pub(crate) fn check(rust: &str) -> Result<(), SyntaxError> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .nest_limit(REGEX_NEST_LIMIT)
-        .build()
-        .parse(rust)
-        .map_err(|e| SyntaxError(format!("regex does not compile: {e}")))?;
-    if compiled_size(&hir) > REGEX_SIZE_LIMIT {
+pub(crate) fn check(hir: &Hir) -> Result<(), SyntaxError> {
+    if compiled_size(hir) > REGEX_SIZE_LIMIT {
         return Err(SyntaxError(
             "regex is too large once compiled; simplify its repetitions".into(),
         ));
@@ -149,12 +144,7 @@ mod tests {
     /// translation, parsed case-insensitively.
     fn translated(source: &str) -> Option<Hir> {
         let rust = crate::syntax::rust_spelling(source).ok()?;
-        regex_syntax::ParserBuilder::new()
-            .case_insensitive(true)
-            .nest_limit(REGEX_NEST_LIMIT)
-            .build()
-            .parse(&rust)
-            .ok()
+        crate::syntax::parse_for_engine(&rust).ok()
     }
 
     fn atom() -> impl Strategy<Value = String> {

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
-use crate::syntax::{REGEX_NEST_LIMIT, SyntaxError};
+use crate::syntax::{SyntaxError, parse_for_engine};
 
 /// The flags the engine compiles every regex with: code points, no case
 /// folding of its own ([`ecma`] folded it).
@@ -80,16 +80,16 @@ pub(crate) fn lowercase(text: &str) -> String {
 }
 
 /// Compiles a translated regex (its Rust spelling) as the matcher runs it:
-/// parsed case-insensitively within the nesting bound, as Rust's `regex`
-/// parses it (so a refusal reads the same), then handed to the engine.
+/// parsed as Rust's `regex` parses it (so a refusal reads the same), then
+/// handed to the engine.
 pub(crate) fn compile(rust: &str) -> Result<Regex, SyntaxError> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .nest_limit(REGEX_NEST_LIMIT)
-        .build()
-        .parse(rust)
-        .map_err(|e| SyntaxError(format!("regex does not compile: {e}")))?;
-    let source = ecma(&hir)?;
+    compile_parsed(rust, &parse_for_engine(rust)?)
+}
+
+/// [`compile`] of a regex already parsed (`hir`, from `rust`): the engine
+/// runs the ECMAScript regex written from that form.
+pub(crate) fn compile_parsed(_rust: &str, hir: &Hir) -> Result<Regex, SyntaxError> {
+    let source = ecma(hir)?;
     let engine = ENGINE
         .get()
         .ok_or_else(|| SyntaxError("no regex engine was given to the core".into()))?;

@@ -4,7 +4,8 @@
 //!
 //! This file is compiled twice: into the crate, and into `build.rs`
 //! through `#[path]`, which compiles every built-in regex with it whatever
-//! the features. It may only use `regex`.
+//! the features. It may only use `regex` (and regex-syntax's parsed form,
+//! which callers hand it).
 
 pub(crate) use regex::{Regex, RegexSet};
 
@@ -31,6 +32,15 @@ pub(crate) fn compile(rust: &str) -> Result<Regex, SyntaxError> {
 /// compares texts: Rust's own.
 pub(crate) fn lowercase(text: &str) -> String {
     text.to_lowercase()
+}
+
+/// [`compile`] of a regex the caller has also parsed: `regex` parses its
+/// spelling itself, so the parsed form is not needed here.
+pub(crate) fn compile_parsed(
+    rust: &str,
+    _hir: &regex_syntax::hir::Hir,
+) -> Result<Regex, SyntaxError> {
+    compile(rust)
 }
 
 /// Compiles the regexes the matcher runs on every text, together (a larger

@@ -160,12 +160,27 @@ fn parse(pattern: &str) -> Result<Ast, SyntaxError> {
 /// how the translation is checked), for a caller that keeps both.
 pub(crate) fn translate_and_compile(pattern: &str) -> Result<(String, Regex), SyntaxError> {
     let rust = rust_spelling(pattern)?;
+    // Parsed once, as the engine reads it: the size bound counts that form,
+    // and the shell's engine (`host-regex`) is written from it.
+    let hir = parse_for_engine(&rust)?;
+    crate::compiled_size::check(&hir)?;
     // Compile as the matcher will, so a pattern that validates always
     // compiles later (the matcher compiles a built-in regex, validated here
     // by build.rs, only when a text first needs it).
-    crate::compiled_size::check(&rust)?;
-    let regex = compile(&rust)?;
+    let regex = compile_parsed(&rust, &hir)?;
     Ok((rust, regex))
+}
+
+/// A regex's Rust spelling parsed as the matcher's engine reads it:
+/// case-insensitively, within the nesting bound, as Rust's `regex` parses
+/// it (so a refusal reads the same in every build).
+pub(crate) fn parse_for_engine(rust: &str) -> Result<Hir, SyntaxError> {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .nest_limit(REGEX_NEST_LIMIT)
+        .build()
+        .parse(rust)
+        .map_err(|e| SyntaxError(format!("regex does not compile: {e}")))
 }
 
 /// The Rust spelling of a pattern in the subset, not yet checked by
@@ -181,10 +196,14 @@ pub(crate) fn rust_spelling(pattern: &str) -> Result<String, SyntaxError> {
 /// with the `host-regex` feature the shell's own (`host_regex.rs`).
 /// build.rs, which includes this file, checks with Rust's either way.
 #[cfg(not(feature = "host-regex"))]
-pub(crate) use crate::rust_regex::{Regex, RegexSet, compile, compile_set, lowercase};
+pub(crate) use crate::rust_regex::{
+    Regex, RegexSet, compile, compile_parsed, compile_set, lowercase,
+};
 
 #[cfg(feature = "host-regex")]
-pub(crate) use crate::host_regex::{Regex, RegexSet, compile, compile_set, lowercase};
+pub(crate) use crate::host_regex::{
+    Regex, RegexSet, compile, compile_parsed, compile_set, lowercase,
+};
 
 fn refuse(what: &str) -> SyntaxError {
     SyntaxError(format!(
