@@ -79,14 +79,17 @@ def test_noise_is_not_sent_real_errors_are_and_the_users_before_send_runs(init: 
         ["ethereum-redefine"], ["cross-origin-script-error", "script-error-string"]]
 
 
-def test_the_request_user_agent_is_read_from_a_wsgi_apps_errors(init: SentryInit) -> None:
-    sent = init(integrations=[NoiseFilterIntegration(Matcher.builtin(0.5))])
+def wsgi_errors(init: SentryInit, integration: NoiseFilterIntegration,
+                agents: List[str]) -> List[str]:
+    """A WSGI app under sentry-sdk's middleware failing once per user agent:
+    the user agents of the errors that reached Sentry."""
+    sent = init(integrations=[integration])
 
     def app(environ: Dict[str, Any], start_response: Any) -> List[bytes]:
         raise RuntimeError("order total is negative")
 
     wrapped = SentryWsgiMiddleware(app)
-    for agent in (BOT, BROWSER):
+    for agent in agents:
         environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/checkout",
                    "SERVER_NAME": "shop.example", "SERVER_PORT": "80",
                    "wsgi.url_scheme": "http", "HTTP_HOST": "shop.example",
@@ -94,9 +97,14 @@ def test_the_request_user_agent_is_read_from_a_wsgi_apps_errors(init: SentryInit
         with pytest.raises(RuntimeError):
             wrapped(environ, lambda *a: None)
     sentry_sdk.flush()
+    return [e["request"]["headers"]["User-Agent"] for e in sent]
+
+
+def test_the_request_user_agent_is_read_from_a_wsgi_apps_errors(init: SentryInit) -> None:
     # Only the browser's: the crawler's error is noise by its user agent,
     # which the WSGI integration adds after global event processors ran.
-    assert [e["request"]["headers"]["User-Agent"] for e in sent] == [BROWSER]
+    assert wsgi_errors(init, NoiseFilterIntegration(Matcher.builtin(0.5)),
+                       [BOT, BROWSER]) == [BROWSER]
 
 
 def test_tag_mode_sends_noise_with_the_verdict_as_tags(init: SentryInit) -> None:
@@ -271,29 +279,13 @@ def test_exclude_lets_an_end_to_end_runs_headless_browser_through(init: SentryIn
     wrong word is refused at once."""
     from noise_filter import Client, Refusal
 
-    def errors_from(agents: List[str], integration: NoiseFilterIntegration) -> List[str]:
-        sent = init(integrations=[integration])
-
-        def app(environ: Dict[str, Any], start_response: Any) -> List[bytes]:
-            raise RuntimeError("order total is negative")
-
-        wrapped = SentryWsgiMiddleware(app)
-        for agent in agents:
-            environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/checkout",
-                       "SERVER_NAME": "shop.example", "SERVER_PORT": "80",
-                       "wsgi.url_scheme": "http", "HTTP_HOST": "shop.example",
-                       "HTTP_USER_AGENT": agent}
-            with pytest.raises(RuntimeError):
-                wrapped(environ, lambda *a: None)
-        sentry_sdk.flush()
-        return [e["request"]["headers"]["User-Agent"] for e in sent]
-
-    assert errors_from([HEADLESS, BOT], NoiseFilterIntegration(Matcher.builtin(0.5))) == []
+    plain = NoiseFilterIntegration(Matcher.builtin(0.5))
+    assert wsgi_errors(init, plain, [HEADLESS, BOT]) == []
     e2e = NoiseFilterIntegration(Matcher.builtin(0.5), exclude={"ids": ["headless-chrome"]})
-    assert errors_from([HEADLESS, BOT], e2e) == [HEADLESS]
+    assert wsgi_errors(init, e2e, [HEADLESS, BOT]) == [HEADLESS]
     client = Client("http://127.0.0.1:9", "nf_" + "0" * 48, refresh=False,
                     on_error=lambda e: None, exclude={"tags": ["browser-automation"]})
-    assert errors_from([HEADLESS, BOT], NoiseFilterIntegration(client)) == [HEADLESS]
+    assert wsgi_errors(init, NoiseFilterIntegration(client), [HEADLESS, BOT]) == [HEADLESS]
     client.close()
     with pytest.raises(Refusal, match="exclude: tags\\[0\\]"):
         create_before_send(Matcher.builtin(), exclude={"tags": ["headless"]})
