@@ -39,6 +39,10 @@ pub(crate) struct ProbeArgs {
     /// Request target.
     #[arg(long, default_value = "/v1/filters")]
     target: String,
+    /// The request's `Accept-Encoding`, if any (as `bench floor`'s): both
+    /// sides then answer in the coding the core picks for it.
+    #[arg(long)]
+    accept_encoding: Option<String>,
     /// Requests per measured round.
     #[arg(long, default_value_t = 20_000)]
     requests: u32,
@@ -71,9 +75,12 @@ pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> 
         let mut bytes = 0usize;
         for i in 0..args.requests {
             let auth = &auths[i as usize % auths.len()];
-            let request = hyper::Request::get(format!("http://localhost{}", args.target))
-                .header("authorization", auth)
-                .body(Empty::<Bytes>::new())?;
+            let mut request = hyper::Request::get(format!("http://localhost{}", args.target))
+                .header("authorization", auth);
+            if let Some(accept) = &args.accept_encoding {
+                request = request.header("accept-encoding", accept);
+            }
+            let request = request.body(Empty::<Bytes>::new())?;
             bytes += phases.request(&server, request).await?;
         }
         let component = started.elapsed();
@@ -82,7 +89,10 @@ pub(crate) async fn run(args: ProbeArgs, component: PathBuf, stores: Stores) -> 
         let mut native_bytes = 0usize;
         for i in 0..args.requests {
             let auth = &auths[i as usize % auths.len()];
-            let headers = [("authorization", auth.as_bytes())];
+            let mut headers = vec![("authorization", auth.as_bytes())];
+            if let Some(accept) = &args.accept_encoding {
+                headers.push(("accept-encoding", accept.as_bytes()));
+            }
             let response = noise_filter_core::run(
                 &Request {
                     method: "GET",
