@@ -92,10 +92,14 @@ fn the_usual_answer_in_each_coding() {
             if coding.is_some() {
                 assert!(!tags.contains(&tag), "{accept}: a tag of its own");
                 tags.push(tag);
-                // The default answer on the wire: the issue's goals.
+                // The usual answer on the wire, against identity: at most
+                // 18 % in gzip and 16 % in brotli (docs/BENCHMARKS.md).
+                let most = if coding == Some("br") { 16 } else { 18 };
                 assert!(
-                    encoded.body.len() * 100 <= identity.body.len() * 18,
-                    "{accept}"
+                    encoded.body.len() * 100 <= identity.body.len() * most,
+                    "{accept}: {} of {} bytes",
+                    encoded.body.len(),
+                    identity.body.len()
                 );
             } else {
                 assert_eq!(tag, tags[0], "{accept}");
