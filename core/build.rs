@@ -362,8 +362,8 @@ const BLOCK: usize = 16 << 10;
 ///   data ends, the CRC-32 and length of its block's bytes up to it, and
 ///   whether it ends its block;
 /// - the variant's usual answer (every category at the default threshold,
-///   no custom pattern) compressed whole: gzip at miniz_oxide's highest
-///   level and brotli at quality 11, which composing gives up (a category
+///   no custom pattern) compressed whole: gzip by zopfli (its default
+///   15 iterations) and brotli at quality 11, which composing gives up (a category
 ///   stream cannot refer to the one before it: ~10 % larger).
 fn precompress(
     s: &mut String,
@@ -452,7 +452,18 @@ fn precompress(
         usual.pop();
     }
     usual.extend_from_slice(b"]}");
-    let usual_gzip = gzip::whole(&usual, gzip::BUILD_LEVEL);
+    // zopfli: 3.5 % (A) and 5 % (B) smaller than miniz_oxide's highest
+    // level for about a second of build (docs/BENCHMARKS.md, "Bytes on the
+    // wire"); every client of the usual answer in gzip downloads it.
+    let mut deflate = Vec::new();
+    zopfli::compress(
+        zopfli::Options::default(),
+        zopfli::Format::Deflate,
+        &usual[..],
+        &mut deflate,
+    )
+    .expect("compressing into memory");
+    let usual_gzip = gzip::whole(&usual, &deflate);
     let mut usual_brotli = Vec::new();
     {
         use std::io::Write as _;

@@ -34,8 +34,9 @@ pub const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 /// "Compressed answers").
 pub const TAIL_LEVEL: u8 = 1;
 
-/// The compression level of what is compressed at build time: miniz_oxide's
-/// highest.
+/// The compression level of the category streams compressed at build
+/// time: miniz_oxide's highest. (The usual answers, compressed whole, are
+/// zopfli's: `build.rs`.)
 #[allow(dead_code)] // build.rs's
 pub const BUILD_LEVEL: u8 = 10;
 
@@ -103,14 +104,13 @@ impl Member {
     }
 }
 
-/// `body` as one gzip member compressed at `level` (the answers compressed
-/// whole at build time).
-#[allow(dead_code)] // build.rs's, and the tests'
-pub fn whole(body: &[u8], level: u8) -> Vec<u8> {
-    let deflate = miniz_oxide::deflate::compress_to_vec(body, level);
+/// `body` as one gzip member whose DEFLATE data is `deflate` (the usual
+/// answers, compressed whole at build time).
+#[allow(dead_code)] // build.rs's
+pub fn whole(body: &[u8], deflate: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER.len() + deflate.len() + 8);
     out.extend_from_slice(&HEADER);
-    out.extend_from_slice(&deflate);
+    out.extend_from_slice(deflate);
     out.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out
