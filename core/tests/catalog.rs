@@ -135,7 +135,7 @@ fn no_pattern_fires_on_ordinary_texts() {
         "TypeError: undefined is not a function",
         "ReferenceError: checkoutTotal is not defined",
         // An application's own globals next to X's in-app browser's CONFIG
-        // (`x-in-app-browser-layout-globals` takes the whole message only).
+        // (`x-in-app-layout-globals` takes the whole message only).
         "ReferenceError: Can't find variable: configService",
         "ReferenceError: Can't find variable: CONFIG_URL",
         "TypeError: undefined is not an object (evaluating 'CONFIG.apiUrl')",

@@ -13,9 +13,9 @@ pub struct LabelledEvent {
     /// per-category recall is computed over). Absent on real events.
     #[serde(default)]
     pub category: Option<String>,
-    /// `Some("held-out")` (`"held-out-2"` ... `"held-out-6"` for the later
+    /// `Some("held-out")` (`"held-out-2"` ... `"held-out-7"` for the later
     /// rounds) for a part frozen before the patterns written for it,
-    /// `Some("development")` (`"development-2"` ... `"development-6"`) for the
+    /// `Some("development")` (`"development-2"` ... `"development-7"`) for the
     /// events added with it that patterns were
     /// written with in view, absent for the events of earlier releases
     /// (docs/CATALOG.md, "The evaluation set").
